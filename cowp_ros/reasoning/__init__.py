@@ -1,0 +1,1 @@
+"""LLM reasoning: client, prompts, answer parsing, answer cache, local model server."""

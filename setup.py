@@ -1,0 +1,43 @@
+"""ament_python package for cowp_ros: the `cowp` CLI and the ROS 2 nodes."""
+
+from glob import glob
+from os.path import dirname, isfile
+
+from setuptools import find_packages, setup
+
+PACKAGE = "cowp_ros"
+
+
+def tree(folder: str) -> list[tuple[str, list[str]]]:
+    """data_files entries that install every file under `folder` into share/cowp_ros/."""
+    entries: dict[str, list[str]] = {}
+    for path in sorted(glob(f"{folder}/**/*", recursive=True)):
+        if isfile(path) and "__pycache__" not in path:
+            entries.setdefault(f"share/{PACKAGE}/{dirname(path)}", []).append(path)
+    return sorted(entries.items())
+
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "test.*"]),
+    package_data={PACKAGE: ["py.typed"]},
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        *tree("launch"),
+        *tree("config"),
+        *tree("pddl"),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="cowp_ros maintainers",
+    maintainer_email="cowp-ros@example.org",
+    description="Open-world task planning (COWP) for a ROS 2 mobile manipulator.",
+    license="MIT",
+    entry_points={
+        "console_scripts": [
+            "cowp = cowp_ros.cli:main",
+        ],
+    },
+)
