@@ -1,0 +1,280 @@
+"""A domain and a problem held together, read from files and written back as PDDL.
+
+`PlanningTask` is an immutable value: every edit in `cowp_ros.pddl.edits` returns a new
+one. The open-world loop keeps the whole history that way, and nothing can change the
+task a planner is running on underneath it.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from lark.exceptions import LarkError
+from pddl.action import Action
+from pddl.core import Domain, Problem
+from pddl.exceptions import PDDLError
+from pddl.logic.base import Formula
+from pddl.logic.predicates import Predicate
+from pddl.parser.domain import DomainParser
+from pddl.parser.problem import ProblemParser
+
+from cowp_ros.errors import CowpError
+from cowp_ros.pddl.formulas import literals_of
+
+ROOT_TYPE = "object"
+
+
+class PddlLoadError(CowpError):
+    """A domain or problem that does not parse, or does not fit its domain."""
+
+
+@dataclass(frozen=True, order=True)
+class Atom:
+    """A predicate applied to names: objects in a problem, `?variables` in an action."""
+
+    predicate: str
+    args: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"({' '.join((self.predicate, *self.args))})"
+
+
+@dataclass(frozen=True)
+class Literal:
+    """An atom or its negation, as it appears in a precondition."""
+
+    atom: Atom
+    positive: bool = True
+
+    def __str__(self) -> str:
+        return str(self.atom) if self.positive else f"(not {self.atom})"
+
+
+def _parse_errors() -> tuple[type[BaseException], ...]:
+    """What the `pddl` library raises for bad input (its own errors and lark's)."""
+    return (PDDLError, LarkError, ValueError, AssertionError, TypeError, KeyError)
+
+
+@dataclass(frozen=True)
+class PlanningTask:
+    """A PDDL domain and problem that belong together.
+
+    `source` names where the task came from, for messages ("pddl/fill_cup/...").
+    """
+
+    domain: Domain
+    problem: Problem
+    source: str = field(default="<memory>", compare=False)
+
+    # ---- reading -------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, domain_path: Path | str, problem_path: Path | str) -> PlanningTask:
+        """Parse a domain and a problem file; a failure names the file and the reason."""
+        domain_path, problem_path = Path(domain_path), Path(problem_path)
+        domain_text = _read(domain_path)
+        problem_text = _read(problem_path)
+        domain = _parse_domain(domain_text, str(domain_path))
+        problem = _parse_problem(problem_text, str(problem_path))
+        return cls._joined(domain, problem, f"{domain_path} + {problem_path}")
+
+    @classmethod
+    def from_text(
+        cls, domain_text: str, problem_text: str, source: str = "<text>"
+    ) -> PlanningTask:
+        """Parse PDDL held in strings (the round trip every write is checked with)."""
+        domain = _parse_domain(domain_text, f"{source} (domain)")
+        problem = _parse_problem(problem_text, f"{source} (problem)")
+        return cls._joined(domain, problem, source)
+
+    @classmethod
+    def _joined(cls, domain: Domain, problem: Problem, source: str) -> PlanningTask:
+        if problem.domain_name != domain.name:
+            raise PddlLoadError(
+                f"{source}: the problem is for domain {problem.domain_name!r}, "
+                f"not {domain.name!r}"
+            )
+        return cls.build(domain, problem, source)
+
+    @classmethod
+    def build(cls, domain: Domain, problem: Problem, source: str) -> PlanningTask:
+        """Check the problem against the domain (types, predicates) and hold them."""
+        try:
+            problem.check(domain)
+        except _parse_errors() as err:
+            raise PddlLoadError(f"{source}: the problem does not fit its domain: {err}") from err
+        task = cls(domain=domain, problem=problem, source=source)
+        task._check_literal_vocabulary()
+        return task
+
+    # ---- writing -------------------------------------------------------------------
+
+    def domain_text(self) -> str:
+        """The domain as PDDL text."""
+        return str(self.domain) + "\n"
+
+    def problem_text(self) -> str:
+        """The problem as PDDL text (without the embedded domain)."""
+        return str(self.problem) + "\n"
+
+    def write(self, directory: Path | str, stem: str = "") -> tuple[Path, Path]:
+        """Write `domain.pddl` and `problem.pddl` and check that they parse back the same.
+
+        Every write is reparsed: an edit that produced PDDL our own parser cannot read is
+        caught here, with the file named, instead of inside a planner.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        domain_path = directory / f"{stem}domain.pddl"
+        problem_path = directory / f"{stem}problem.pddl"
+        domain_path.write_text(self.domain_text())
+        problem_path.write_text(self.problem_text())
+        reread = PlanningTask.load(domain_path, problem_path)
+        if reread.init_atoms != self.init_atoms or reread.objects != self.objects:
+            raise PddlLoadError(f"{directory}: the written problem does not read back the same")
+        return domain_path, problem_path
+
+    def validated(self) -> PlanningTask:
+        """Round-trip through text in a temporary folder; returns the reparsed task."""
+        with tempfile.TemporaryDirectory(prefix="cowp_pddl_") as tmp:
+            domain_path, problem_path = self.write(tmp)
+            return PlanningTask.load(domain_path, problem_path)
+
+    # ---- vocabulary ----------------------------------------------------------------
+
+    @cached_property
+    def types(self) -> dict[str, str]:
+        """Type -> parent type (`object` for top-level types)."""
+        return {str(t): str(p) if p else ROOT_TYPE for t, p in self.domain.types.items()}
+
+    @cached_property
+    def objects(self) -> dict[str, str]:
+        """Every object name -> its type: the problem's objects and the domain's constants."""
+        names: dict[str, str] = {}
+        for const in (*self.domain.constants, *self.problem.objects):
+            names[const.name] = const.type_tag or ROOT_TYPE
+        return names
+
+    @cached_property
+    def constants(self) -> frozenset[str]:
+        """Names declared as domain constants (usable inside action schemas)."""
+        return frozenset(c.name for c in self.domain.constants)
+
+    @cached_property
+    def predicates(self) -> dict[str, tuple[str, ...]]:
+        """Predicate name -> the type of each parameter."""
+        return {
+            p.name: tuple(_single_type(t.type_tags) for t in p.terms)
+            for p in self.domain.predicates
+        }
+
+    @cached_property
+    def actions(self) -> dict[str, Action]:
+        """Action name -> the `pddl` action."""
+        return {a.name: a for a in self.domain.actions}
+
+    @cached_property
+    def init_atoms(self) -> frozenset[Atom]:
+        """The initial state as atoms."""
+        return frozenset(atom_of(f) for f in self.problem.init)
+
+    @cached_property
+    def goal_atoms(self) -> frozenset[Atom]:
+        """The atoms the goal conjunction asks for (positive ones)."""
+        return frozenset(
+            atom_of(lit.predicate) for lit in literals_of(self.problem.goal) if lit.positive
+        )
+
+    def action(self, name: str) -> Action:
+        """The action called `name`; a clear error when the domain has none."""
+        try:
+            return self.actions[name]
+        except KeyError:
+            known = ", ".join(sorted(self.actions))
+            raise CowpError(f"domain {self.domain.name!r} has no action {name!r} (has: {known})")
+
+    def parameter_types(self, action_name: str) -> tuple[str, ...]:
+        """The declared type of each parameter of an action, in order."""
+        return tuple(_single_type(v.type_tags) for v in self.action(action_name).parameters)
+
+    def is_subtype(self, type_name: str, ancestor: str) -> bool:
+        """True when `type_name` is `ancestor` or descends from it."""
+        seen: set[str] = set()
+        current: str | None = type_name
+        while current is not None and current not in seen:
+            if current == ancestor:
+                return True
+            seen.add(current)
+            current = self.types.get(current) if current != ROOT_TYPE else None
+        return ancestor == ROOT_TYPE
+
+    def objects_of_type(self, type_name: str) -> list[str]:
+        """Objects whose type is `type_name` or below it, in name order."""
+        return sorted(o for o, t in self.objects.items() if self.is_subtype(t, type_name))
+
+    def top_type(self, type_name: str) -> str:
+        """The highest declared ancestor of `type_name` below `object` (e.g. `thing`)."""
+        current = type_name
+        while self.types.get(current, ROOT_TYPE) != ROOT_TYPE:
+            current = self.types[current]
+        return current
+
+    def _check_literal_vocabulary(self) -> None:
+        """Every precondition and effect must be a conjunction of literals we can edit."""
+        for action in self.domain.actions:
+            for part, formula in (("precondition", action.precondition), ("effect", action.effect)):
+                try:
+                    literals_of(formula)
+                except ValueError as err:
+                    raise PddlLoadError(
+                        f"{self.source}: action {action.name!r} {part}: {err}",
+                        hint="cowp_ros edits conjunctions of literals only",
+                    ) from err
+
+
+def atom_of(formula: Formula) -> Atom:
+    """A ground or lifted predicate as an `Atom`."""
+    if not isinstance(formula, Predicate):
+        raise ValueError(f"expected an atom, got {formula}")
+    return Atom(formula.name, tuple(str(t) for t in formula.terms))
+
+
+def _single_type(type_tags: Iterable[str]) -> str:
+    tags = sorted(str(t) for t in type_tags)
+    if not tags:
+        return ROOT_TYPE
+    if len(tags) > 1:
+        raise PddlLoadError(f"'either' types are not supported (got {tags})")
+    return tags[0]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise PddlLoadError(f"PDDL file not found: {path}") from None
+    except OSError as err:
+        raise PddlLoadError(f"cannot read PDDL file {path}: {err.strerror}") from err
+
+
+def _parse_domain(text: str, source: str) -> Domain:
+    try:
+        return DomainParser()(text)
+    except _parse_errors() as err:
+        raise PddlLoadError(f"cannot parse domain {source}: {_first_line(err)}") from err
+
+
+def _parse_problem(text: str, source: str) -> Problem:
+    try:
+        return ProblemParser()(text)
+    except _parse_errors() as err:
+        raise PddlLoadError(f"cannot parse problem {source}: {_first_line(err)}") from err
+
+
+def _first_line(err: BaseException) -> str:
+    lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
+    return " ".join(lines[:3]) if lines else type(err).__name__

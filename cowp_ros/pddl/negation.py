@@ -1,0 +1,116 @@
+"""Compile negative preconditions away, for planners that only read STRIPS (pyperplan).
+
+COWP's monitor adds preconditions such as `(not (is_dirty ?c))`. pyperplan accepts only
+positive preconditions, so each negated predicate `p` gets a complement `not_p` that is
+true in the initial state for every well-typed tuple where `p` is false, kept in step
+with `p` by every effect that changes `p`, and used in place of `(not (p ...))`. The
+result has exactly the same plans. Fast Downward reads the original.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from pddl.action import Action
+from pddl.core import Domain, Problem
+from pddl.logic.predicates import Predicate
+from pddl.logic.terms import Constant
+from pddl.requirements import Requirements
+
+from cowp_ros.pddl.formulas import PddlLiteral, conjunction, literals_of
+from cowp_ros.pddl.model import PddlLoadError, PlanningTask, atom_of
+
+COMPLEMENT_PREFIX = "not_"
+
+
+def complement_name(task: PlanningTask, predicate: str) -> str:
+    """The name of the complement of `predicate`, refusing one the domain already uses."""
+    name = f"{COMPLEMENT_PREFIX}{predicate}"
+    if name in task.predicates:
+        raise PddlLoadError(
+            f"cannot compile (not ({predicate} ...)) for a STRIPS planner: the domain "
+            f"already declares {name!r}"
+        )
+    return name
+
+
+def negated_predicates(task: PlanningTask) -> set[str]:
+    """Predicates that appear negated in some action precondition or in the goal."""
+    negated = {
+        lit.predicate.name
+        for action in task.domain.actions
+        for lit in literals_of(action.precondition)
+        if not lit.positive
+    }
+    negated |= {lit.predicate.name for lit in literals_of(task.problem.goal) if not lit.positive}
+    return negated
+
+
+def compile_negative_preconditions(task: PlanningTask) -> PlanningTask:
+    """An equivalent task without negative preconditions (the task itself if it has none)."""
+    negated = negated_predicates(task)
+    if not negated:
+        return task
+    complements = {p: complement_name(task, p) for p in sorted(negated)}
+
+    def rewrite_condition(literals: list[PddlLiteral]) -> list[PddlLiteral]:
+        out = []
+        for lit in literals:
+            name = lit.predicate.name
+            if not lit.positive and name in complements:
+                out.append(PddlLiteral(Predicate(complements[name], *lit.predicate.terms)))
+            else:
+                out.append(lit)
+        return out
+
+    def rewrite_effect(literals: list[PddlLiteral]) -> list[PddlLiteral]:
+        out = list(literals)
+        for lit in literals:
+            name = lit.predicate.name
+            if name in complements:
+                mirrored = Predicate(complements[name], *lit.predicate.terms)
+                out.append(PddlLiteral(mirrored, not lit.positive))
+        return out
+
+    actions = [
+        Action(
+            a.name,
+            parameters=a.parameters,
+            precondition=conjunction(rewrite_condition(literals_of(a.precondition))),
+            effect=conjunction(rewrite_effect(literals_of(a.effect))),
+        )
+        for a in task.domain.actions
+    ]
+    declared = {p.name: p for p in task.domain.predicates}
+    predicates = [
+        *task.domain.predicates,
+        *(Predicate(complements[p], *declared[p].terms) for p in complements),
+    ]
+    true_now = task.init_atoms
+    init = list(task.problem.init)
+    for predicate, complement in complements.items():
+        arg_types = task.predicates[predicate]
+        candidates = [task.objects_of_type(t) for t in arg_types]
+        for args in itertools.product(*candidates):
+            if not any(atom.predicate == predicate and atom.args == args for atom in true_now):
+                init.append(Predicate(complement, *(Constant(a) for a in args)))
+    requirements = set(task.domain.requirements) - {Requirements.NEG_PRECONDITION}
+    domain = Domain(
+        task.domain.name,
+        requirements=requirements,
+        types=dict(task.domain.types),
+        constants=task.domain.constants,
+        predicates=predicates,
+        actions=actions,
+    )
+    goal_literals = rewrite_condition(literals_of(task.problem.goal))
+    problem = Problem(
+        task.problem.name,
+        domain=domain,
+        objects=task.problem.objects,
+        init=init,
+        goal=conjunction(goal_literals),
+    )
+    compiled = PlanningTask.build(domain, problem, f"{task.source} (STRIPS compiled)")
+    assert all(atom_of(f).predicate for f in compiled.problem.init)
+    return compiled

@@ -1,0 +1,1 @@
+"""The embedded simulation's ROS-free parts: scenarios and the fake robot's kinematics."""

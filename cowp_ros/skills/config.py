@@ -1,0 +1,211 @@
+"""config/robot.yaml loaded into typed, validated settings.
+
+robot.yaml is the contract between the executor and whatever serves the robot's topics
+(sim_world, Gazebo, the real drivers); reading it in one place, with errors that name
+the key, keeps a typo from becoming a robot that silently waits on the wrong topic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cowp_ros.errors import CowpError
+from cowp_ros.skills.interfaces import Pose2D
+
+
+@dataclass(frozen=True)
+class BaseConfig:
+    frame_id: str
+    goal_topic: str
+    odom_topic: str
+    nav2_action: str
+    position_tolerance_m: float
+    yaw_tolerance_rad: float
+    locations: dict[str, Pose2D]
+
+
+@dataclass(frozen=True)
+class ArmConfig:
+    controller: str
+    trajectory_topic: str
+    follow_joint_trajectory_action: str
+    joint_states_topic: str
+    joint_names: tuple[str, ...]
+    joint_tolerance_rad: float
+    max_joint_velocity_rad_s: float
+    min_move_duration_s: float
+    poses: dict[str, tuple[float, ...]]
+
+    def move_duration(self, start: tuple[float, ...], goal: tuple[float, ...]) -> float:
+        """Seconds for a move: the largest joint travel at the configured speed."""
+        travel = max((abs(a - b) for a, b in zip(start, goal, strict=True)), default=0.0)
+        return max(self.min_move_duration_s, travel / self.max_joint_velocity_rad_s)
+
+
+@dataclass(frozen=True)
+class GripperConfig:
+    command_topic: str
+    gripper_command_action: str
+    max_effort_n: float
+    joint_states_topic: str
+    finger_joint: str
+    open_position_m: float
+    closed_position_m: float
+    position_tolerance_m: float
+    settle_time_s: float
+    grasp_threshold_m: float
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    image_topic: str
+    detections_topic: str
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    path: Path
+    base: BaseConfig
+    arm: ArmConfig
+    gripper: GripperConfig
+    camera: CameraConfig
+    sim: dict[str, Any]
+
+
+class _Reader:
+    """Typed access to one section of the file; errors name `section.key` and the file."""
+
+    def __init__(self, path: Path, section: str, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise CowpError(f"{path}: '{section}' must be a mapping")
+        self.path, self.section, self.data = path, section, data
+
+    def _get(self, key: str) -> Any:
+        if key not in self.data:
+            raise CowpError(f"{path_key(self.path, self.section, key)} is missing")
+        return self.data[key]
+
+    def text(self, key: str) -> str:
+        value = self._get(key)
+        if not isinstance(value, str) or not value:
+            raise CowpError(f"{path_key(self.path, self.section, key)} must be a non-empty string")
+        return value
+
+    def number(self, key: str, *, positive: bool = True) -> float:
+        value = self._get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise CowpError(f"{path_key(self.path, self.section, key)} must be a number")
+        if positive and value <= 0:
+            raise CowpError(f"{path_key(self.path, self.section, key)} must be > 0")
+        return float(value)
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value = self._get(key)
+        if not isinstance(value, dict) or not value:
+            raise CowpError(f"{path_key(self.path, self.section, key)} must be a non-empty mapping")
+        return value
+
+
+def path_key(path: Path, section: str, key: str) -> str:
+    return f"{path}: {section}.{key}"
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML file that must hold a mapping; a missing or broken file says so."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as err:
+        raise CowpError(f"configuration file not found: {path}") from err
+    except yaml.YAMLError as err:
+        raise CowpError(f"{path} is not valid YAML: {err}") from err
+    if not isinstance(data, dict):
+        raise CowpError(f"{path} must hold a YAML mapping at the top level")
+    return data
+
+
+def _pose(path: Path, name: str, value: Any) -> Pose2D:
+    if not isinstance(value, dict) or not {"x", "y", "yaw"} <= set(value):
+        raise CowpError(f"{path}: base.locations.{name} must be {{x: .., y: .., yaw: ..}}")
+    try:
+        return Pose2D(float(value["x"]), float(value["y"]), float(value["yaw"]))
+    except (TypeError, ValueError) as err:
+        raise CowpError(f"{path}: base.locations.{name} must hold numbers") from err
+
+
+def load_robot_config(path: Path) -> RobotConfig:
+    """Read and validate robot.yaml."""
+    data = read_yaml(path)
+    base = _Reader(path, "base", data.get("base"))
+    arm = _Reader(path, "arm", data.get("arm"))
+    gripper = _Reader(path, "gripper", data.get("gripper"))
+    camera = _Reader(path, "camera", data.get("camera"))
+
+    joint_names = arm._get("joint_names")
+    if not isinstance(joint_names, list) or not all(isinstance(n, str) for n in joint_names):
+        raise CowpError(f"{path_key(path, 'arm', 'joint_names')} must be a list of names")
+    poses: dict[str, tuple[float, ...]] = {}
+    for name, value in arm.mapping("poses").items():
+        ok = isinstance(value, list) and len(value) == len(joint_names)
+        if not ok or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in value):
+            raise CowpError(
+                f"{path}: arm.poses.{name} must list {len(joint_names)} joint positions "
+                f"(in arm.joint_names order)"
+            )
+        poses[str(name)] = tuple(float(v) for v in value)
+
+    open_m = gripper.number("open_position_m")
+    closed_m = gripper.number("closed_position_m", positive=False)
+    threshold = gripper.number("grasp_threshold_m", positive=False)
+    if not closed_m <= threshold < open_m:
+        raise CowpError(
+            f"{path}: gripper positions must satisfy "
+            "closed_position_m <= grasp_threshold_m < open_position_m"
+        )
+    return RobotConfig(
+        path=path,
+        base=BaseConfig(
+            frame_id=base.text("frame_id"),
+            goal_topic=base.text("goal_topic"),
+            odom_topic=base.text("odom_topic"),
+            nav2_action=base.text("nav2_action"),
+            position_tolerance_m=base.number("position_tolerance_m"),
+            yaw_tolerance_rad=base.number("yaw_tolerance_rad"),
+            locations={
+                str(name): _pose(path, str(name), value)
+                for name, value in base.mapping("locations").items()
+            },
+        ),
+        arm=ArmConfig(
+            controller=arm.text("controller"),
+            trajectory_topic=arm.text("trajectory_topic"),
+            follow_joint_trajectory_action=arm.text("follow_joint_trajectory_action"),
+            joint_states_topic=arm.text("joint_states_topic"),
+            joint_names=tuple(joint_names),
+            joint_tolerance_rad=arm.number("joint_tolerance_rad"),
+            max_joint_velocity_rad_s=arm.number("max_joint_velocity_rad_s"),
+            min_move_duration_s=arm.number("min_move_duration_s"),
+            poses=poses,
+        ),
+        gripper=GripperConfig(
+            command_topic=gripper.text("command_topic"),
+            gripper_command_action=gripper.text("gripper_command_action"),
+            max_effort_n=gripper.number("max_effort_n"),
+            joint_states_topic=gripper.text("joint_states_topic"),
+            finger_joint=gripper.text("finger_joint"),
+            open_position_m=open_m,
+            closed_position_m=closed_m,
+            position_tolerance_m=gripper.number("position_tolerance_m"),
+            settle_time_s=gripper.number("settle_time_s"),
+            grasp_threshold_m=threshold,
+        ),
+        camera=CameraConfig(
+            image_topic=camera.text("image_topic"),
+            detections_topic=camera.text("detections_topic"),
+        ),
+        sim=dict(data.get("sim") or {}),
+    )

@@ -1,0 +1,103 @@
+"""What a skill backend promises, and the result every backend returns.
+
+The runner drives the robot only through these protocols, so the same skill sequence
+runs on Nav2 and the UR driver, on sim_world's topics, or on a test double. Every
+backend call blocks until the motion ends, fails or is canceled, and always returns an
+`Outcome` whose message says what happened in words a person can act on (which topic
+was silent, which server was missing, which joint was off).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Status(enum.Enum):
+    """How a motion (or a whole skill) ended."""
+
+    SUCCEEDED = "succeeded"
+    CANCELED = "canceled"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The end of one motion: its status and a sentence about it."""
+
+    status: Status
+    message: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.SUCCEEDED
+
+    @classmethod
+    def success(cls, message: str) -> Outcome:
+        return cls(Status.SUCCEEDED, message)
+
+    @classmethod
+    def failure(cls, message: str) -> Outcome:
+        return cls(Status.FAILED, message)
+
+    @classmethod
+    def canceled(cls, message: str) -> Outcome:
+        return cls(Status.CANCELED, message)
+
+
+@dataclass(frozen=True)
+class Pose2D:
+    """A base pose on the map: position in metres, heading in radians."""
+
+    x: float
+    y: float
+    yaw: float
+
+    def distance_to(self, other: Pose2D) -> float:
+        return math.hypot(self.x - other.x, self.y - other.y)
+
+    def yaw_error_to(self, other: Pose2D) -> float:
+        """Absolute heading difference, wrapped to [0, pi]."""
+        return abs(math.atan2(math.sin(self.yaw - other.yaw), math.cos(self.yaw - other.yaw)))
+
+
+class BaseBackend(Protocol):
+    """Drives the mobile base to a map pose."""
+
+    description: str
+
+    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> Outcome: ...
+
+
+class ArmBackend(Protocol):
+    """Moves the arm to a joint configuration."""
+
+    description: str
+
+    def move_to(self, name: str, positions: Sequence[float], cancel: threading.Event) -> Outcome:
+        """Move to `positions` (in the configured joint order); `name` is for messages."""
+        ...
+
+
+class GripperBackend(Protocol):
+    """Opens and closes the gripper; knows whether the fingers stopped on something."""
+
+    description: str
+
+    def open(self, cancel: threading.Event) -> Outcome: ...
+
+    def close(self, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+        """Close; with `expect_object`, succeed only if the fingers stopped on an object."""
+        ...
+
+
+class CameraBackend(Protocol):
+    """Confirms that the detector sees an object class."""
+
+    description: str
+
+    def find(self, class_name: str, cancel: threading.Event) -> Outcome: ...

@@ -1,0 +1,169 @@
+"""A scriptable client for the `RunTask` action, in the manner of nav2_simple_commander.
+
+    client = TaskClient()
+    client.wait_until_ready()
+    client.run_task("serve_water")
+    while not client.is_task_complete():
+        feedback = client.get_feedback()
+    result = client.get_result()          # TaskResult with an Outcome enum
+    client.close()
+
+It owns its own rclpy context, so it can live inside a program that also runs other
+ROS code (the `cowp demo` command uses it), and it never blocks longer than the call's
+timeout: a task manager that disappears mid-task ends as `Outcome.ABORTED` with a
+message saying so, instead of a hang.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+
+import rclpy
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
+from cowp_interfaces.action import RunTask
+from cowp_ros.errors import CowpError
+
+RUN_TASK_ACTION = "/cowp/run_task"
+
+
+class Outcome(Enum):
+    COMPLETED = "completed"
+    NO_SOLUTION = "no_solution"
+    ABORTED = "aborted"
+    CANCELED = "canceled"
+
+    @classmethod
+    def parse(cls, text: str) -> Outcome:
+        try:
+            return cls(text)
+        except ValueError:
+            return cls.ABORTED
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    outcome: Outcome
+    success: bool
+    executed_steps: list[str]
+    handled_situations: list[str]
+    explanation: str
+    report_path: str = ""
+    feedback: list[RunTask.Feedback] = field(default_factory=list)
+
+
+def step_text(step) -> str:
+    """`fill_water(cup_1, faucet_1)` from a PlanStep message."""
+    return f"{step.action}({', '.join(step.arguments)})"
+
+
+class TaskClient:
+    def __init__(self, action_name: str = RUN_TASK_ACTION, node_name: str = "cowp_task_client"):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = Node(node_name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.action_name = action_name
+        self.client = ActionClient(self.node, RunTask, action_name)
+        self._goal_handle = None
+        self._result_future = None
+        self._feedback: list[RunTask.Feedback] = []
+        self._unread = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    def wait_until_ready(self, timeout_s: float = 60.0) -> None:
+        if not self.client.wait_for_server(timeout_sec=timeout_s):
+            raise CowpError(
+                f"no RunTask action server at {self.action_name} after {timeout_s:.0f} s",
+                hint="start the stack first (`cowp bringup --profile sim`) and check "
+                "ROS_DOMAIN_ID matches",
+            )
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+    # ---------------------------------------------------------------------- tasks
+    def run_task(self, task: str, timeout_s: float = 30.0) -> None:
+        """Send the goal; raises CowpError if the task manager rejects it."""
+        self._feedback = []
+        self._unread = 0
+        future = self.client.send_goal_async(
+            RunTask.Goal(task=task), feedback_callback=self._on_feedback
+        )
+        self._spin_until(future, timeout_s, "the task manager did not answer the goal")
+        handle = future.result()
+        if handle is None or not handle.accepted:
+            raise CowpError(f"the task manager rejected task '{task}'")
+        self._goal_handle = handle
+        self._result_future = handle.get_result_async()
+
+    def is_task_complete(self, spin_s: float = 0.1) -> bool:
+        if self._result_future is None:
+            return True
+        self.executor.spin_once(timeout_sec=spin_s)
+        return self._result_future.done()
+
+    def get_feedback(self) -> list[RunTask.Feedback]:
+        """Feedback received since the last call (the narrative, in order)."""
+        new = self._feedback[len(self._feedback) - self._unread :] if self._unread else []
+        self._unread = 0
+        return new
+
+    def cancel_task(self, timeout_s: float = 10.0) -> None:
+        if self._goal_handle is None:
+            return
+        future = self._goal_handle.cancel_goal_async()
+        self._spin_until(future, timeout_s, "the task manager did not answer the cancel request")
+
+    def get_result(self, timeout_s: float = 600.0, server_gone_after_s: float = 10.0) -> TaskResult:
+        """Wait for the result; a vanished task manager ends as ABORTED, not as a hang."""
+        if self._result_future is None:
+            raise CowpError("no task was started")
+        deadline = time.monotonic() + timeout_s
+        gone_since: float | None = None
+        while not self._result_future.done():
+            self.executor.spin_once(timeout_sec=0.1)
+            if time.monotonic() > deadline:
+                return self._aborted(f"no result within {timeout_s:.0f} s")
+            if self.client.server_is_ready():
+                gone_since = None
+            else:
+                gone_since = gone_since or time.monotonic()
+                if time.monotonic() - gone_since > server_gone_after_s:
+                    return self._aborted("the task manager went away mid-task")
+        response = self._result_future.result()
+        result = response.result
+        outcome = Outcome.parse(result.outcome)
+        if response.status == GoalStatus.STATUS_CANCELED:
+            outcome = Outcome.CANCELED
+        return TaskResult(
+            outcome=outcome,
+            success=bool(result.success),
+            executed_steps=[step_text(s) for s in result.executed_steps],
+            handled_situations=list(result.handled_situations),
+            explanation=result.explanation,
+            report_path=result.report_path,
+            feedback=list(self._feedback),
+        )
+
+    # -------------------------------------------------------------------- helpers
+    def _on_feedback(self, message) -> None:
+        self._feedback.append(message.feedback)
+        self._unread += 1
+
+    def _spin_until(self, future, timeout_s: float, what: str) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not future.done():
+            if time.monotonic() > deadline:
+                raise CowpError(f"{what} within {timeout_s:.0f} s")
+            self.executor.spin_once(timeout_sec=0.1)
+
+    def _aborted(self, why: str) -> TaskResult:
+        return TaskResult(Outcome.ABORTED, False, [], [], why, feedback=list(self._feedback))

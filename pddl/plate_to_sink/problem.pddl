@@ -1,0 +1,63 @@
+;; Dataset task 9: put the dirty plate from the dining table into the sink.
+;; The task's own objects (plate_1, table_1, sink_1, room_1) plus a pool of 53 other objects
+;; that could stand in for them; cowp_ros.tasks builds smaller problems from it.
+(define (problem plate_to_sink_problem)
+  (:domain plate_to_sink)
+  (:objects
+    plate_1 - plate
+    table_1 - table
+    sink_1 - sink
+    room_1 - room
+    cup_1 - cup
+    glass_1 glass_2 - glass
+    mug_1 mug_2 - mug
+    bowl_1 bowl_2 - bowl
+    tray_1 - tray
+    bottle_1 bottle_2 - bottle
+    jug_1 - jug
+    pitcher_1 - pitcher
+    kettle_1 - kettle
+    pot_1 - pot
+    pan_1 - pan
+    bucket_1 - bucket
+    fork_1 fork_2 - fork
+    knife_1 - knife
+    spoon_1 spoon_2 - spoon
+    chopsticks_1 - chopsticks
+    napkin_1 napkin_2 - napkin
+    sponge_1 - sponge
+    rag_1 - rag
+    towel_1 - towel
+    box_1 - box
+    basket_1 - basket
+    broom_1 - broom
+    mop_1 - mop
+    vacuum_1 - vacuum
+    coke_1 - coke
+    juice_1 juice_2 - juice
+    beer_1 - beer
+    milk_1 - milk
+    tea_1 - tea
+    burger_1 - burger
+    sandwich_1 - sandwich
+    bread_1 bread_2 - bread
+    counter_1 - counter
+    desk_1 - desk
+    shelf_1 - shelf
+    cupboard_1 - cupboard
+    faucet_1 - faucet
+    outlet_1 - outlet
+    chair_1 - chair
+    stool_1 - stool
+    bench_1 - bench
+    sofa_1 - sofa
+    area_1 - area)
+  (:init
+    (hand_free)
+    (located table_1 room_1)
+    (on plate_1 table_1)
+    (on bowl_1 table_1)
+    (on tray_1 table_1)
+    (on mug_1 table_1)
+    (on pan_1 table_1))
+  (:goal (dish_in_sink sink_1)))
