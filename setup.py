@@ -38,6 +38,8 @@ setup(
     entry_points={
         "console_scripts": [
             "cowp = cowp_ros.cli:main",
+            "executor = cowp_ros.nodes.executor:main",
+            "situation_detector = cowp_ros.nodes.situation_detector:main",
         ],
     },
 )

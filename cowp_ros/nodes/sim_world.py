@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import rclpy
 from builtin_interfaces.msg import Time
@@ -26,10 +27,11 @@ from trajectory_msgs.msg import JointTrajectory
 
 from cowp_interfaces.msg import PlanStep, Situation
 from cowp_ros.errors import CowpError
+from cowp_ros.resources import share_path
 from cowp_ros.sim.camera_images import load_camera_image
 from cowp_ros.sim.fake_robot import ArmSim, BaseSim, GripperSim
-from cowp_ros.sim.robot_config import RobotConfig, load_robot_config
 from cowp_ros.sim.scenario import EventTrigger, Scenario, load_scenario
+from cowp_ros.skills.config import RobotConfig, load_robot_config
 
 
 class SimWorld(Node):
@@ -71,39 +73,54 @@ class SimWorld(Node):
         )
 
         scenario_name = self.get_parameter("scenario").value
-        robot_path = self.get_parameter("robot_config").value or None
+        robot_path = self.get_parameter("robot_config").value
         self.scenario: Scenario = load_scenario(scenario_name)
-        self.robot: RobotConfig = load_robot_config(robot_path)
+        self.robot: RobotConfig = load_robot_config(
+            Path(robot_path) if robot_path else share_path("config", "robot.yaml")
+        )
+        sim_hints = self.robot.sim
         self.trigger = EventTrigger(self.scenario.events)
         self.events_enabled = bool(self.get_parameter("scenario_events").value)
         self.perceive_delay_s = float(self.get_parameter("perceive_delay_s").value)
         self.pending_situations: list[tuple[float, Situation]] = []
 
-        self.base = BaseSim()
+        self.base = BaseSim(
+            speed_mps=float(sim_hints.get("base_speed_m_s", 0.5)),
+            turn_rate_rps=float(sim_hints.get("base_turn_speed_rad_s", 1.0)),
+        )
         start = self.get_parameter("start_location").value
         if start:
-            self.base.x, self.base.y, self.base.yaw = self.robot.location(start)
-        self.arm = ArmSim(list(self.robot.arm_joints), list(self.robot.arm_home))
+            if start not in self.robot.base.locations:
+                raise CowpError(
+                    f"start_location '{start}' is not a location in {self.robot.path}",
+                    hint=f"known: {', '.join(sorted(self.robot.base.locations))}",
+                )
+            pose = self.robot.base.locations[start]
+            self.base.x, self.base.y, self.base.yaw = pose.x, pose.y, pose.yaw
+        self.arm = ArmSim(list(self.robot.arm.joint_names), list(self.robot.arm.poses["home"]))
+        self.grasp_stop_m = float(sim_hints.get("grasped_finger_position_m", 0.012))
         self.gripper = GripperSim(
-            position=self.robot.gripper_open, max_position=self.robot.gripper_open
+            position=self.robot.gripper.open_position_m,
+            max_position=self.robot.gripper.open_position_m,
+            target=self.robot.gripper.open_position_m,
         )
 
-        self.odom_pub = self.create_publisher(Odometry, self.robot.odom_topic, 10)
-        self.joint_pub = self.create_publisher(JointState, self.robot.joint_states_topic, 10)
+        self.odom_pub = self.create_publisher(Odometry, self.robot.base.odom_topic, 10)
+        self.joint_pub = self.create_publisher(JointState, self.robot.arm.joint_states_topic, 10)
         self.situation_pub = self.create_publisher(Situation, "/cowp/situations", 10)
-        self.create_subscription(PoseStamped, self.robot.base_goal_topic, self.on_base_goal, 10)
+        self.create_subscription(PoseStamped, self.robot.base.goal_topic, self.on_base_goal, 10)
         self.create_subscription(
-            JointTrajectory, self.robot.arm_trajectory_topic, self.on_trajectory, 10
+            JointTrajectory, self.robot.arm.trajectory_topic, self.on_trajectory, 10
         )
         self.create_subscription(
-            Float64MultiArray, self.robot.gripper_command_topic, self.on_gripper_command, 10
+            Float64MultiArray, self.robot.gripper.command_topic, self.on_gripper_command, 10
         )
         self.create_subscription(PlanStep, "/cowp/current_step", self.on_step, 10)
 
         self.dt = 1.0 / float(self.get_parameter("rate_hz").value)
         self.create_timer(self.dt, self.tick)
         if self.get_parameter("publish_camera").value:
-            self.camera_pub = self.create_publisher(Image, self.robot.camera_topic, 2)
+            self.camera_pub = self.create_publisher(Image, self.robot.camera.image_topic, 2)
             self.frames = [load_camera_image(ref) for ref in self.scenario.camera_images]
             for _, origin in self.frames:
                 self.get_logger().info(f"camera image: {origin}")
@@ -168,7 +185,7 @@ class SimWorld(Node):
         self.publish_odometry(stamp)
         joints = JointState()
         joints.header.stamp = stamp
-        joints.name = [*self.arm.joint_names, self.robot.gripper_finger_joint]
+        joints.name = [*self.arm.joint_names, self.robot.gripper.finger_joint]
         joints.position = [*self.arm.positions, self.gripper.position]
         self.joint_pub.publish(joints)
         now = time.monotonic()

@@ -31,20 +31,25 @@ from cowp_ros.pddl.formulas import PddlLiteral, conjunction, literals_of, substi
 from cowp_ros.pddl.identifiers import check_identifier
 from cowp_ros.pddl.model import Atom, Literal, PddlLoadError, PlanningTask, atom_of
 
-VARIANT_MARK = "__as_"
+VARIANT_MARK = "__"
 
 
 class PddlEditError(CowpError):
     """An edit that would make the task invalid (unknown action, object, type...)."""
 
 
-def variant_name(action_name: str, new_type: str) -> str:
-    """The name of `action_name` with a parameter retyped to `new_type`."""
-    return f"{action_name}{VARIANT_MARK}{new_type}"
+def variant_name(action_name: str, role_type: str, new_type: str) -> str:
+    """`fill_cup` with the cup's role given to a bowl: `fill_cup__cup_as_bowl`.
+
+    The role is part of the name because one action can have several roles to fill
+    (`pour_coke` has the coke's and the glass's) and a variant can be varied again
+    (`pour_coke__coke_as_beer__glass_as_mug`): each name says exactly what it holds.
+    """
+    return f"{action_name}{VARIANT_MARK}{role_type}_as_{new_type}"
 
 
 def base_action_name(action_name: str) -> str:
-    """The action an acquired variant was copied from (itself for a base action)."""
+    """The domain's own action a variant descends from (itself for a base action)."""
     return action_name.split(VARIANT_MARK, 1)[0]
 
 
@@ -66,9 +71,7 @@ def _rebuild(
     try:
         domain = Domain(
             old_domain.name,
-            requirements=(
-                requirements if requirements is not None else old_domain.requirements
-            ),
+            requirements=(requirements if requirements is not None else old_domain.requirements),
             types=dict(old_domain.types),
             constants=constants if constants is not None else old_domain.constants,
             predicates=predicates if predicates is not None else old_domain.predicates,
@@ -122,12 +125,13 @@ def declare_predicate(task: PlanningTask, name: str, arg_types: Sequence[str]) -
 def _declared_for(task: PlanningTask, atom: Atom, types: Sequence[str]) -> PlanningTask:
     """Declare the atom's predicate over the top types of its arguments if it is new."""
     if atom.predicate in task.predicates:
-        return declare_predicate(task, atom.predicate, task.predicates[atom.predicate])
+        return declare_predicate(task, atom.predicate, types)  # checks the arity
     return declare_predicate(task, atom.predicate, [task.top_type(t) for t in types])
 
 
 def _check_arg_types(task: PlanningTask, atom: Atom, types: Sequence[str]) -> None:
-    for arg, arg_type, declared in zip(atom.args, types, task.predicates[atom.predicate]):
+    declared_types = task.predicates[atom.predicate]
+    for arg, arg_type, declared in zip(atom.args, types, declared_types, strict=True):
         if not task.is_subtype(arg_type, declared):
             raise PddlEditError(
                 f"{atom}: {arg} is a {arg_type}, but {atom.predicate} takes a {declared}"
@@ -256,7 +260,7 @@ def add_action_variant(
 ) -> tuple[PlanningTask, str]:
     """Copy `action_name` with every parameter of `role_type` retyped to `new_type`.
 
-    This is how "a bowl can also be filled" enters the domain: `fill_cup__as_bowl` has
+    This is how "a bowl can also be filled" enters the domain: `fill_cup__cup_as_bowl` has
     the same preconditions (including any the monitor added) and effects as `fill_cup`,
     with the bowl in the cup's place. Returns the new task and the variant's name.
     """
@@ -266,7 +270,7 @@ def add_action_variant(
     action = task.action(action_name)
     if role_type not in task.parameter_types(action_name):
         raise PddlEditError(f"{action_name} has no parameter of type {role_type!r}")
-    name = variant_name(base_action_name(action_name), new_type)
+    name = variant_name(action_name, role_type, new_type)
     check_identifier(name, "action")
     if name in task.actions:
         return task, name
@@ -284,7 +288,7 @@ def add_action_variant(
     for lit in (*precondition, *effect):
         atom = atom_of(lit.predicate)
         declared = task.predicates[atom.predicate]
-        for arg, arg_type in zip(atom.args, declared):
+        for arg, arg_type in zip(atom.args, declared, strict=True):
             if arg in mapping and not task.is_subtype(new_type, arg_type):
                 raise PddlEditError(
                     f"cannot put a {new_type} in the {role_type}'s role in {action_name}: "
@@ -315,7 +319,8 @@ def apply_action(task: PlanningTask, action_name: str, args: Sequence[str]) -> P
         )
     for arg in args:
         _check_object(task, arg)
-    mapping: dict[str, Term] = {str(v): Constant(a) for v, a in zip(action.parameters, args)}
+    pairs = zip(action.parameters, args, strict=True)
+    mapping: dict[str, Term] = {str(v): Constant(a) for v, a in pairs}
     effects = [substitute(lit, mapping) for lit in literals_of(action.effect)]
     state = set(task.init_atoms)
     for lit in effects:

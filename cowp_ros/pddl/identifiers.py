@@ -15,7 +15,7 @@ import re
 from cowp_ros.errors import CowpError
 
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
-MAX_IDENTIFIER_LENGTH = 64
+MAX_IDENTIFIER_LENGTH = 100
 
 # Characters that carry PDDL syntax; an answer holding any of them is refused outright
 # rather than "cleaned", because a cleaned injection is still an injection.

@@ -10,17 +10,20 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
+from typing import Any
 
-from lark.exceptions import LarkError
+from lark import Lark
+from lark.exceptions import LarkError, VisitError
 from pddl.action import Action
 from pddl.core import Domain, Problem
 from pddl.exceptions import PDDLError
 from pddl.logic.base import Formula
 from pddl.logic.predicates import Predicate
-from pddl.parser.domain import DomainParser
-from pddl.parser.problem import ProblemParser
+from pddl.parser import GRAMMAR_FILE, PARSERS_DIRECTORY
+from pddl.parser.domain import DomainTransformer
+from pddl.parser.problem import ProblemTransformer
 
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl.formulas import literals_of
@@ -83,9 +86,7 @@ class PlanningTask:
         return cls._joined(domain, problem, f"{domain_path} + {problem_path}")
 
     @classmethod
-    def from_text(
-        cls, domain_text: str, problem_text: str, source: str = "<text>"
-    ) -> PlanningTask:
+    def from_text(cls, domain_text: str, problem_text: str, source: str = "<text>") -> PlanningTask:
         """Parse PDDL held in strings (the round trip every write is checked with)."""
         domain = _parse_domain(domain_text, f"{source} (domain)")
         problem = _parse_problem(problem_text, f"{source} (problem)")
@@ -95,8 +96,7 @@ class PlanningTask:
     def _joined(cls, domain: Domain, problem: Problem, source: str) -> PlanningTask:
         if problem.domain_name != domain.name:
             raise PddlLoadError(
-                f"{source}: the problem is for domain {problem.domain_name!r}, "
-                f"not {domain.name!r}"
+                f"{source}: the problem is for domain {problem.domain_name!r}, not {domain.name!r}"
             )
         return cls.build(domain, problem, source)
 
@@ -118,14 +118,29 @@ class PlanningTask:
         return str(self.domain) + "\n"
 
     def problem_text(self) -> str:
-        """The problem as PDDL text (without the embedded domain)."""
-        return str(self.problem) + "\n"
+        """The problem as PDDL text.
 
-    def write(self, directory: Path | str, stem: str = "") -> tuple[Path, Path]:
+        Printed from a copy detached from its domain: attached, the `pddl` library writes
+        the domain's `:requirements` into the problem, which pyperplan cannot read.
+        """
+        detached = Problem(
+            self.problem.name,
+            domain_name=self.domain.name,
+            objects=self.problem.objects,
+            init=self.problem.init,
+            goal=self.problem.goal,
+        )
+        return str(detached) + "\n"
+
+    def write(
+        self, directory: Path | str, stem: str = "", *, check: bool = True
+    ) -> tuple[Path, Path]:
         """Write `domain.pddl` and `problem.pddl` and check that they parse back the same.
 
-        Every write is reparsed: an edit that produced PDDL our own parser cannot read is
-        caught here, with the file named, instead of inside a planner.
+        With `check` (the default) the files are reparsed: an edit that produced PDDL our
+        own parser cannot read is caught here, with the file named, instead of inside a
+        planner. Planners pass `check=False` because the open-world loop has already
+        validated the task after editing it (reparsing costs about 0.2 s a time).
         """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -133,6 +148,8 @@ class PlanningTask:
         problem_path = directory / f"{stem}problem.pddl"
         domain_path.write_text(self.domain_text())
         problem_path.write_text(self.problem_text())
+        if not check:
+            return domain_path, problem_path
         reread = PlanningTask.load(domain_path, problem_path)
         if reread.init_atoms != self.init_atoms or reread.objects != self.objects:
             raise PddlLoadError(f"{directory}: the written problem does not read back the same")
@@ -158,6 +175,11 @@ class PlanningTask:
         for const in (*self.domain.constants, *self.problem.objects):
             names[const.name] = const.type_tag or ROOT_TYPE
         return names
+
+    @cached_property
+    def problem_object_names(self) -> frozenset[str]:
+        """Names declared in the problem's `:objects` (domain constants excluded)."""
+        return frozenset(o.name for o in self.problem.objects)
 
     @cached_property
     def constants(self) -> frozenset[str]:
@@ -195,7 +217,9 @@ class PlanningTask:
             return self.actions[name]
         except KeyError:
             known = ", ".join(sorted(self.actions))
-            raise CowpError(f"domain {self.domain.name!r} has no action {name!r} (has: {known})")
+            raise CowpError(
+                f"domain {self.domain.name!r} has no action {name!r} (has: {known})"
+            ) from None
 
     def parameter_types(self, action_name: str) -> tuple[str, ...]:
         """The declared type of each parameter of an action, in order."""
@@ -261,16 +285,40 @@ def _read(path: Path) -> str:
         raise PddlLoadError(f"cannot read PDDL file {path}: {err.strerror}") from err
 
 
+@cache
+def _grammar(start: str) -> Lark:
+    """The `pddl` library's own grammar, compiled once per start symbol.
+
+    `pddl.parser.DomainParser()` compiles its LALR tables on every construction (about
+    0.25 s here), and reusing one instance would carry its transformer's state from one
+    file into the next. So the tables are built once and each parse gets a fresh
+    transformer from the library: the same grammar and the same result, in milliseconds.
+    """
+    return Lark(
+        GRAMMAR_FILE.read_text(), parser="lalr", import_paths=[PARSERS_DIRECTORY], start=start
+    )
+
+
+def _parse_with(
+    start: str, transformer: type[DomainTransformer | ProblemTransformer], text: str
+) -> Any:
+    tree = _grammar(start).parse(text)
+    try:
+        return transformer().transform(tree)
+    except VisitError as err:  # the library's own error, raised inside a rule
+        raise err.orig_exc from err
+
+
 def _parse_domain(text: str, source: str) -> Domain:
     try:
-        return DomainParser()(text)
+        return _parse_with("domain", DomainTransformer, text)
     except _parse_errors() as err:
         raise PddlLoadError(f"cannot parse domain {source}: {_first_line(err)}") from err
 
 
 def _parse_problem(text: str, source: str) -> Problem:
     try:
-        return ProblemParser()(text)
+        return _parse_with("problem", ProblemTransformer, text)
     except _parse_errors() as err:
         raise PddlLoadError(f"cannot parse problem {source}: {_first_line(err)}") from err
 

@@ -13,3 +13,6 @@ ROS-free on purpose, so the CLI, the tests and the node share one implementation
 Heavy imports (torch, ultralytics, onnxruntime) happen inside the backends, so importing
 this package stays cheap.
 """
+
+# The detector backends, here so that `cowp` can offer them without importing OpenCV.
+BACKENDS = ("ultralytics", "onnxruntime")

@@ -19,6 +19,7 @@ Only setup imports this module (it needs torch and onnx).
 from __future__ import annotations
 
 import io
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +28,6 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from torch import nn
-from torch.nn import functional
 
 # Darknet's NMS overlap threshold (detector.c `nms = .45`): kept so boxes match darknet's.
 NMS_IOU_THRESHOLD = 0.45
@@ -181,7 +181,11 @@ class DarknetNetwork(nn.Module):
             return nn.MaxPool2d(size, stride), in_channels, in_stride * stride
         if section.kind == "upsample":
             factor = section.integer("stride")
-            return nn.Upsample(scale_factor=factor, mode="nearest"), in_channels, in_stride // factor
+            return (
+                nn.Upsample(scale_factor=factor, mode="nearest"),
+                in_channels,
+                in_stride // factor,
+            )
         if section.kind == "route":
             sources = [src if src >= 0 else index + src for src in section.integers("layers")]
             channels = sum(output_channels[src] for src in sources)
@@ -246,7 +250,9 @@ class DarknetNetwork(nn.Module):
         head_boxes: list[torch.Tensor] = []
         head_scores: list[torch.Tensor] = []
         x = images
-        for index, (section, layer) in enumerate(zip(self.layer_sections, self.layers, strict=True)):
+        for index, (section, layer) in enumerate(
+            zip(self.layer_sections, self.layers, strict=True)
+        ):
             if section.kind == "route":
                 sources = [src if src >= 0 else index + src for src in section.integers("layers")]
                 x = torch.cat([outputs[src] for src in sources], dim=1)
@@ -281,7 +287,9 @@ def _append_nms(model: onnx.ModelProto) -> onnx.ModelProto:
         "minus_one": np.array([-1], dtype=np.int64),
         "row_width": np.array([6], dtype=np.int64),
     }
-    graph.initializer.extend(numpy_helper.from_array(value, name) for name, value in constants.items())
+    graph.initializer.extend(
+        numpy_helper.from_array(value, name) for name, value in constants.items()
+    )
     nodes = [
         helper.make_node(
             "NonMaxSuppression",
@@ -290,7 +298,9 @@ def _append_nms(model: onnx.ModelProto) -> onnx.ModelProto:
         ),
         helper.make_node("Gather", ["selected", "column_class"], ["selected_class"], axis=1),
         helper.make_node("Gather", ["selected", "column_box"], ["selected_box"], axis=1),
-        helper.make_node("Gather", ["selected", "class_and_box_columns"], ["class_box_pairs"], axis=1),
+        helper.make_node(
+            "Gather", ["selected", "class_and_box_columns"], ["class_box_pairs"], axis=1
+        ),
         helper.make_node("Squeeze", [boxes_name, "axis0"], ["boxes_2d"]),
         helper.make_node("Squeeze", [scores_name, "axis0"], ["scores_2d"]),
         helper.make_node("Gather", ["boxes_2d", "selected_box"], ["row_boxes"], axis=0),
@@ -298,7 +308,9 @@ def _append_nms(model: onnx.ModelProto) -> onnx.ModelProto:
         helper.make_node("Cast", ["selected_class"], ["row_class_float"], to=TensorProto.FLOAT),
         helper.make_node("Unsqueeze", ["row_scores", "axis1"], ["row_scores_column"]),
         helper.make_node("Unsqueeze", ["row_class_float", "axis1"], ["row_class_column"]),
-        helper.make_node("Concat", ["row_boxes", "row_scores_column", "row_class_column"], ["rows"], axis=1),
+        helper.make_node(
+            "Concat", ["row_boxes", "row_scores_column", "row_class_column"], ["rows"], axis=1
+        ),
         helper.make_node("Shape", ["row_scores"], ["row_count"]),
         helper.make_node("Min", ["row_count", "max_detections"], ["keep_count"]),
         helper.make_node("TopK", ["row_scores", "keep_count"], ["_sorted_scores", "order"], axis=0),
@@ -306,7 +318,9 @@ def _append_nms(model: onnx.ModelProto) -> onnx.ModelProto:
         # Back to batch x K x 6, the batch size read from the input at run time (see below).
         helper.make_node("Shape", [input_name], ["input_shape"]),
         helper.make_node("Slice", ["input_shape", "axis0", "axis1"], ["batch_size"]),
-        helper.make_node("Concat", ["batch_size", "minus_one", "row_width"], ["output_shape"], axis=0),
+        helper.make_node(
+            "Concat", ["batch_size", "minus_one", "row_width"], ["output_shape"], axis=0
+        ),
         helper.make_node("Reshape", ["sorted_rows", "output_shape"], ["output0"]),
     ]
     graph.node.extend(nodes)
@@ -321,7 +335,11 @@ def _append_nms(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def convert_darknet(
-    cfg_path: Path, weights_path: Path, names_path: Path, output_path: Path, imgsz: int | None = None
+    cfg_path: Path,
+    weights_path: Path,
+    names_path: Path,
+    output_path: Path,
+    imgsz: int | None = None,
 ) -> Path:
     """Write the end-to-end ONNX model for a Darknet detector; returns `output_path`.
 
@@ -334,11 +352,16 @@ def convert_darknet(
     network.eval()
     names = [line.strip() for line in names_path.read_text().splitlines() if line.strip()]
     if len(names) != network.class_count:
-        raise ValueError(f"{names_path} lists {len(names)} names; the network has {network.class_count} classes")
+        raise ValueError(
+            f"{names_path} lists {len(names)} names; the network has {network.class_count} classes"
+        )
     size = imgsz or network.net_options.integer("width", 416)
     sample = torch.zeros(1, 3, size, size)
     buffer = io.BytesIO()
-    with torch.no_grad():
+    # The TorchScript exporter warns about constant folding and traced shapes; the graph
+    # is checked below and by setup's detection check, so the noise only hides real news.
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         torch.onnx.export(
             network,
             (sample,),

@@ -23,10 +23,10 @@ import cv2
 import numpy as np
 
 from cowp_ros.errors import CowpError
+from cowp_ros.perception import BACKENDS
 from cowp_ros.perception.detections import Detection
 from cowp_ros.perception.models import resolve_model
 
-BACKENDS = ("ultralytics", "onnxruntime")
 STRIDE = 32  # YOLO input sides are multiples of the network's largest stride
 LETTERBOX_GRAY = 114  # ultralytics' padding value
 
@@ -37,6 +37,7 @@ class Detector(Protocol):
     backend: str
     model_path: Path
     imgsz: int
+    class_names: tuple[str, ...]  # everything the model can report
 
     def detect(self, image_bgr: np.ndarray) -> list[Detection]:
         """Objects in one BGR uint8 frame, highest confidence first."""
@@ -63,8 +64,10 @@ class UltralyticsDetector:
     backend = "ultralytics"
 
     def __init__(self, model_path: Path, imgsz: int = 416, confidence: float = 0.25) -> None:
-        # Never let ultralytics reach for the network (hub downloads, update checks).
+        # Never let ultralytics reach for the network (hub downloads, update checks), and
+        # keep its per-model banner out of the CLI's output.
         os.environ.setdefault("YOLO_OFFLINE", "true")
+        os.environ.setdefault("YOLO_VERBOSE", "false")
         from ultralytics import YOLO
 
         self.model_path = model_path
@@ -74,7 +77,7 @@ class UltralyticsDetector:
             self._model = YOLO(str(model_path), task="detect")
         except Exception as err:  # ultralytics raises many types; the user needs the cause
             raise CowpError(f"ultralytics cannot load {model_path}: {err}") from err
-        self._names: dict[int, str] = {}
+        self.class_names = tuple(self._model.names.values())
 
     def detect(self, image_bgr: np.ndarray) -> list[Detection]:
         try:
@@ -136,6 +139,7 @@ class OnnxRuntimeDetector:
                 hint="use --backend ultralytics for it, or export it with nms=True",
             )
         self._names: dict[int, str] = ast.literal_eval(metadata.get("names", "{}"))
+        self.class_names = tuple(self._names.values())
         self._input_name = self._session.get_inputs()[0].name
         input_shape = self._session.get_inputs()[0].shape
         # A graph with symbolic sides takes the minimal padded rectangle, as ultralytics does.
@@ -154,7 +158,9 @@ class OnnxRuntimeDetector:
         left, top = round(pad_width / 2 - 0.1), round(pad_height / 2 - 0.1)
         right, bottom = pad_width - left, pad_height - top
         if (new_width, new_height) != (width, height):
-            image_bgr = cv2.resize(image_bgr, (new_width, new_height), interpolation=cv2.INTER_LINEAR)
+            image_bgr = cv2.resize(
+                image_bgr, (new_width, new_height), interpolation=cv2.INTER_LINEAR
+            )
         padded = cv2.copyMakeBorder(
             image_bgr, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(LETTERBOX_GRAY,) * 3
         )
@@ -192,7 +198,9 @@ def create_detector(
 ) -> Detector:
     """The named backend on `model` (empty: the provisioned default)."""
     if backend not in BACKENDS:
-        raise CowpError(f"unknown detector backend {backend!r}", hint=f"use one of {', '.join(BACKENDS)}")
+        raise CowpError(
+            f"unknown detector backend {backend!r}", hint=f"use one of {', '.join(BACKENDS)}"
+        )
     check_imgsz(imgsz)
     check_confidence(confidence)
     model_path = resolve_model(model)

@@ -36,7 +36,8 @@ def bgr_from_image_bytes(
     buffer = np.frombuffer(data, dtype=np.uint8)
     if step < width * channels or buffer.size < step * height:
         raise CowpError(
-            f"image data too short for {width}x{height} {encoding} (step {step}, {buffer.size} bytes)"
+            f"image data too short for {width}x{height} {encoding} "
+            f"(step {step}, {buffer.size} bytes)"
         )
     rows = buffer[: step * height].reshape(height, step)[:, : width * channels]
     pixels = rows.reshape(height, width, channels)

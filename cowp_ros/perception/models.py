@@ -18,7 +18,8 @@ ONNX export). Nothing is ever downloaded at run time: a model that is not on dis
 error that says how to get one.
 
 Run `python -m cowp_ros.perception.models provision` to provision (idempotent: verified
-files are kept, only the conversion is redone with `--reconvert`).
+files are kept, only the conversion is redone with `--reconvert`), and `... check` to
+see both backends find the cup in skimage's coffee photo.
 """
 
 from __future__ import annotations
@@ -139,7 +140,9 @@ def extract_darknet_files(sdist: Path, destination: Path) -> dict[str, Path]:
             data = member.read()
             actual = hashlib.sha256(data).hexdigest()
             if actual != expected:
-                raise CowpError(f"{name} in {SDIST_FILE_NAME} has sha256 {actual}, expected {expected}")
+                raise CowpError(
+                    f"{name} in {SDIST_FILE_NAME} has sha256 {actual}, expected {expected}"
+                )
             partial = destination / f"{name}.partial"
             partial.write_bytes(data)
             paths[name] = partial.replace(destination / name)
@@ -174,17 +177,36 @@ def provision_default_model(reconvert: bool = False, log: Log = print) -> Path:
     )
 
 
+def check_default_model(log: Log = print) -> None:
+    """Both backends must find the cup in skimage's coffee photo (setup's last step)."""
+    import cv2
+    from skimage import data
+
+    from cowp_ros.perception.detectors import create_detector
+
+    image = cv2.cvtColor(data.coffee(), cv2.COLOR_RGB2BGR)
+    for backend in ("onnxruntime", "ultralytics"):
+        found = [d for d in create_detector(backend).detect(image) if d.class_name == "cup"]
+        if not found:
+            raise CowpError(f"the {backend} backend found no cup in skimage's coffee photo")
+        log(f"{backend}: {found[0].describe()} in skimage's coffee photo")
+
+
 def main(argv: list[str] | None = None) -> int:
-    """`python -m cowp_ros.perception.models provision [--reconvert]`, used by setup."""
+    """`python -m cowp_ros.perception.models provision|check|path`, used by setup."""
     parser = argparse.ArgumentParser(prog="python -m cowp_ros.perception.models")
     commands = parser.add_subparsers(dest="command", required=True)
     provision = commands.add_parser("provision", help="fetch, verify and convert the default model")
     provision.add_argument("--reconvert", action="store_true", help="redo the ONNX conversion")
     commands.add_parser("path", help="print the default model's path")
+    commands.add_parser("check", help="run both backends on a real photo of a cup")
     args = parser.parse_args(argv)
     try:
         if args.command == "path":
             print(default_model_path())
+            return 0
+        if args.command == "check":
+            check_default_model()
             return 0
         path = provision_default_model(reconvert=args.reconvert)
     except CowpError as err:

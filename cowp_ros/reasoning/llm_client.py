@@ -19,8 +19,10 @@ not a chat completion) becomes a `CowpError` that names the server URL and what 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,8 +48,12 @@ COMMONSENSE_EXAMPLES: tuple[Example, ...] = (
     Example("Is it suitable for a robot to open a drawer, if the drawer is blue?", "Yes"),
     Example("Is it suitable for a robot to cut bread with a spoon?", "No"),
     Example("Is it suitable for a robot to cut bread with a bread knife?", "Yes"),
+    Example("Is it suitable for a robot to water a plant, if the watering can is empty?", "No"),
+    Example("Is it suitable for a robot to carry soup to a person in a sieve?", "No"),
     Example(
-        "Is it suitable for a robot to water a plant, if the watering can is empty?", "No"
+        "The spoon is missing. Which of these objects is the most suitable to stir tea with: "
+        "pillow, teaspoon, towel, shoe? Answer with one of them.",
+        "teaspoon",
     ),
 )
 """Worked examples from tasks outside the COWP dataset and the check set, used by
@@ -147,6 +153,7 @@ class OpenAICompatibleModel:
         )
         self._name = settings.model
         self.usage = Usage()
+        self._usage_lock = threading.Lock()
         self.prefix_cached_tokens = 0
         """Prompt tokens the server reused from its prompt cache (when it reports them)."""
         if cache is not None:
@@ -284,8 +291,7 @@ class OpenAICompatibleModel:
             if found:
                 verdicts.setdefault(int(found.group(1)), parse_yes_no(found.group(2)))
         return [
-            YesNo(verdicts.get(i), None, text, cached=False)
-            for i in range(1, len(questions) + 1)
+            YesNo(verdicts.get(i), None, text, cached=False) for i in range(1, len(questions) + 1)
         ]
 
     # --- plumbing ------------------------------------------------------------------
@@ -308,16 +314,15 @@ class OpenAICompatibleModel:
         except Exception:
             return None
         if hit is not None:
-            self.usage.cache_hits += 1
+            with self._usage_lock:
+                self.usage.cache_hits += 1
         return hit
 
     def _store(self, kind: str, key: Mapping[str, Any], answer: Mapping[str, Any]) -> None:
         if self.cache is None:
             return
-        try:
+        with contextlib.suppress(Exception):  # a full disk must not stop the robot
             self.cache.put(self.name, kind, key, answer)
-        except Exception:
-            pass  # a full disk or a locked file must not stop the robot
 
     def _chat(self, messages: list[dict[str, str]], *, max_tokens: int, logprobs: bool) -> Any:
         extra: dict[str, Any] = {}
@@ -334,13 +339,13 @@ class OpenAICompatibleModel:
                 **extra,
             )
         )
-        self.usage.seconds += time.monotonic() - started
-        self.usage.calls += 1
         usage = getattr(reply, "usage", None)
-        if usage is not None:
+        details = getattr(usage, "prompt_tokens_details", None)
+        with self._usage_lock:  # ROS callbacks may ask from several threads
+            self.usage.seconds += time.monotonic() - started
+            self.usage.calls += 1
             self.usage.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
             self.usage.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-            details = getattr(usage, "prompt_tokens_details", None)
             self.prefix_cached_tokens += int(getattr(details, "cached_tokens", 0) or 0)
         if not getattr(reply, "choices", None):
             raise self._garbage("the reply has no choices")
@@ -382,6 +387,8 @@ class OpenAICompatibleModel:
             ) from err
         except openai.APIError as err:  # e.g. a body that is not a chat completion
             raise self._garbage(str(err)[:300]) from err
+        except (ValueError, TypeError) as err:  # a body that is not JSON at all
+            raise self._garbage(f"{type(err).__name__}: {str(err)[:200]}") from err
 
     def _garbage(self, what: str) -> CowpError:
         return CowpError(

@@ -151,9 +151,7 @@ def load_gpt3_sample(directory: Path, sample: int, seed: int = 0) -> tuple[list[
     return chosen, len(pool)
 
 
-def ask(
-    model: OpenAICompatibleModel, item: CheckItem, examples: Sequence[Example]
-) -> Outcome:
+def ask(model: OpenAICompatibleModel, item: CheckItem, examples: Sequence[Example]) -> Outcome:
     """Ask one item the way COWP asks its kind of question."""
     started = time.monotonic()
     if item.is_yes_no:

@@ -17,6 +17,7 @@ verified (pinned sha256 and GGUF header, see `model_store`) before it is loaded.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import signal
@@ -74,8 +75,19 @@ def port_is_free(host: str, port: int) -> bool:
     return True
 
 
+def require_xllamacpp() -> None:
+    """Fail with the fix when the embedded server's package is not installed."""
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise CowpError(
+            "the embedded LLM server (xllamacpp) is not installed.",
+            hint="run 'make setup' (or scripts/setup.d/llm_model.sh), or set OPENAI_BASE_URL "
+            "to an OpenAI-compatible server",
+        )
+
+
 def _start_in_process(options: ServerOptions) -> Any:
     """Create the xllamacpp server (it loads the model and listens before returning)."""
+    require_xllamacpp()
     import xllamacpp  # imported late: a 34 MB native module the rest of the stack never needs
 
     if not port_is_free(options.host, options.port):
@@ -194,6 +206,7 @@ class LocalServer:
     def start(self) -> LocalServer:
         """Verify the model, start the child, wait until it is ready."""
         started = time.monotonic()
+        require_xllamacpp()
         if self.verify:
             verify_resolved(self.model)
         if not port_is_free(self.host, self.port):
@@ -221,7 +234,8 @@ class LocalServer:
         ]
         if self.threads:
             command += ["--threads", str(self.threads)]
-        self._log = tempfile.TemporaryFile(mode="w+", prefix="cowp-llm-server-")
+        # Lives as long as the child; closed in stop(), read in _fail().
+        self._log = tempfile.TemporaryFile(mode="w+", prefix="cowp-llm-server-")  # noqa: SIM115
         self._process = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,

@@ -24,6 +24,7 @@ sha256, size, mtime) lets later starts skip the re-hash while the file is unchan
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -243,10 +244,8 @@ def _stamp_matches(path: Path, sha256: str) -> bool:
 def _write_stamp(path: Path, sha256: str) -> None:
     stat = path.stat()
     record = {"sha256": sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    try:
+    with contextlib.suppress(OSError):  # read-only model directory: re-hash next time
         _stamp_path(path).write_text(json.dumps(record))
-    except OSError:
-        pass  # a read-only model directory just means we re-hash next time
 
 
 def verify_model(

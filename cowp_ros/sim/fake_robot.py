@@ -91,26 +91,27 @@ class ArmSim:
 
 @dataclass
 class GripperSim:
-    """Hand-E fingers: move at a fixed speed, and stop on an object as wide as `holding`.
+    """Hand-E fingers: move at a fixed speed, and stop on an object between them.
 
-    `position` is the finger joint (metres, 0 = closed, `max_position` = open); with
-    an object between the fingers they stop at half its width, which is how the grasp
-    check on the real gripper tells a grasp from an empty close.
+    `position` is the finger joint (metres, 0 = closed, `max_position` = open). With an
+    object between the fingers (`object_stop_m`, the finger position where they touch
+    it) closing stops there, which is how the grasp check on the real gripper tells a
+    grasp from an empty close.
     """
 
     position: float = 0.025
     max_position: float = 0.025
     speed_mps: float = 0.02
     target: float = 0.025
-    object_width_m: float | None = None
+    object_stop_m: float | None = None
 
     def command(self, position: float) -> None:
         self.target = min(max(position, 0.0), self.max_position)
 
     def step(self, dt: float) -> None:
         target = self.target
-        if self.object_width_m is not None and target < self.object_width_m / 2:
-            target = min(self.object_width_m / 2, self.max_position)
+        if self.object_stop_m is not None and target < self.object_stop_m:
+            target = min(self.object_stop_m, self.max_position)
         error = target - self.position
         move = math.copysign(min(abs(error), self.speed_mps * dt), error)
         self.position += move

@@ -26,7 +26,11 @@ class SimObject:
     category: str  # detector class, e.g. cup
     location: str
     attributes: dict[str, Any] = field(default_factory=dict)
-    width_m: float = 0.06  # what the gripper closes on
+
+    @property
+    def graspable(self) -> bool:
+        """Whether the gripper closes on it (a missing object is not there to close on)."""
+        return bool(self.attributes.get("graspable", True)) and not self.attributes.get("missing")
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,6 @@ def load_scenario(name_or_path: str) -> Scenario:
                 category=str(entry["class"]),
                 location=str(entry["location"]),
                 attributes=dict(entry.get("attributes") or {}),
-                width_m=float(entry.get("width_m", 0.06)),
             )
             for name, entry in (data.get("objects") or {}).items()
         }

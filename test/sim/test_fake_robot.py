@@ -44,10 +44,10 @@ def test_arm_rejects_a_trajectory_for_other_joints() -> None:
 
 
 def test_gripper_stops_on_an_object_and_closes_fully_on_nothing() -> None:
-    gripper = GripperSim(object_width_m=0.04)
+    gripper = GripperSim(object_stop_m=0.012)
     gripper.command(0.0)
     run(gripper, 2.0)
-    assert gripper.position == pytest.approx(0.02)
+    assert gripper.position == pytest.approx(0.012)
     empty = GripperSim()
     empty.command(0.0)
     run(empty, 2.0)

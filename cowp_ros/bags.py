@@ -1,0 +1,297 @@
+"""Small rosbag2 helpers on `rosbags`: write image bags, read records, record and replay live.
+
+Why raw bytes: a bag stores each message as CDR, exactly what rmw sends, so replay
+publishes those bytes with `Publisher.publish(bytes)` and recording takes them from a
+`raw=True` subscription. Nothing is decoded on the way, so any message type replays
+(including cowp_interfaces), and a replayed stream is byte-identical to the recorded one.
+
+rosbags needs each type's definition to write a bag; the standard ROS 2 Kilted types
+come with it, and cowp_interfaces' are read from their installed `.msg` files.
+
+`write_image_bag`/`read_bag` need no ROS graph; `replay_bag` and `BagRecorder` take a
+caller's rclpy node.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import queue
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+from cowp_ros.errors import CowpError
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
+    from rosbags.typesys.store import Typestore
+
+IMAGE_TYPE = "sensor_msgs/msg/Image"
+STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
+BAG_VERSION = 9  # what Kilted's rosbag2 writes
+
+
+@dataclass(frozen=True)
+class BagRecord:
+    """One message in a bag, still serialized (CDR, as rmw sends it)."""
+
+    topic: str
+    msgtype: str  # e.g. sensor_msgs/msg/Image
+    timestamp_ns: int
+    rawdata: bytes
+
+
+def _interface_share_dirs(package: str) -> Iterator[Path]:
+    prefixes = [p for p in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    for prefix in [*prefixes, sys.prefix]:
+        candidate = Path(prefix) / "share" / package / "msg"
+        if candidate.is_dir():
+            yield candidate
+
+
+def typestore(packages: Sequence[str] = ("cowp_interfaces",)) -> Typestore:
+    """The ROS 2 Kilted typestore plus the message types of our own interface packages."""
+    store = get_typestore(Stores.ROS2_KILTED)
+    for package in packages:
+        folder = next(_interface_share_dirs(package), None)
+        if folder is None:
+            continue  # not built: bags of standard types still work
+        types: dict[str, Any] = {}
+        for msg_file in sorted(folder.glob("*.msg")):
+            types.update(get_types_from_msg(msg_file.read_text(), f"{package}/msg/{msg_file.stem}"))
+        store.register(types)
+    return store
+
+
+def image_message(store: Typestore, image_bgr: np.ndarray, stamp_ns: int, frame_id: str) -> Any:
+    """A rosbags sensor_msgs/Image (bgr8) holding `image_bgr`."""
+    from cowp_ros.perception.image_encoding import bgr8_image_fields
+
+    height, width, step, data = bgr8_image_fields(image_bgr)
+    time_type = store.types["builtin_interfaces/msg/Time"]
+    header_type = store.types["std_msgs/msg/Header"]
+    return store.types[IMAGE_TYPE](
+        header=header_type(
+            stamp=time_type(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000),
+            frame_id=frame_id,
+        ),
+        height=height,
+        width=width,
+        encoding="bgr8",
+        is_bigendian=0,
+        step=step,
+        data=np.frombuffer(data, dtype=np.uint8),
+    )
+
+
+def write_bag(
+    path: Path,
+    messages: Iterable[tuple[str, str, int, Any]],
+    store: Typestore | None = None,
+    storage: str = "sqlite3",
+) -> Path:
+    """Write (topic, msgtype, timestamp_ns, rosbags message) tuples to a new bag at `path`."""
+    if storage not in STORAGES:
+        raise CowpError(
+            f"unknown bag storage {storage!r}", hint=f"use one of {', '.join(STORAGES)}"
+        )
+    if path.exists():
+        raise CowpError(f"{path} already exists", hint="choose a new bag path")
+    store = store or typestore()
+    connections: dict[tuple[str, str], Any] = {}
+    with Writer(path, version=BAG_VERSION, storage_plugin=STORAGES[storage]) as writer:
+        for topic, msgtype, timestamp_ns, message in messages:
+            key = (topic, msgtype)
+            if key not in connections:
+                connections[key] = writer.add_connection(topic, msgtype, typestore=store)
+            writer.write(connections[key], timestamp_ns, store.serialize_cdr(message, msgtype))
+    return path
+
+
+def write_image_bag(
+    path: Path,
+    frames: Iterable[np.ndarray],
+    topic: str = "/wrist_camera/image_raw",
+    frame_id: str = "wrist_camera",
+    fps: float = 10.0,
+    start_ns: int = 1_700_000_000 * 1_000_000_000,
+    storage: str = "sqlite3",
+) -> Path:
+    """A bag of BGR frames on one image topic, `fps` apart, stamped from `start_ns`."""
+    store = typestore(packages=())
+    period_ns = round(1e9 / fps)
+
+    def messages() -> Iterator[tuple[str, str, int, Any]]:
+        for index, frame in enumerate(frames):
+            stamp = start_ns + index * period_ns
+            yield topic, IMAGE_TYPE, stamp, image_message(store, frame, stamp, frame_id)
+
+    return write_bag(path, messages(), store, storage)
+
+
+def read_bag(path: Path, topics: Iterable[str] | None = None) -> Iterator[BagRecord]:
+    """The bag's records in time order, optionally only those on `topics`."""
+    if not path.exists():
+        raise CowpError(f"bag not found: {path}")
+    wanted = set(topics) if topics is not None else None
+    with Reader(path) as reader:
+        connections = [c for c in reader.connections if wanted is None or c.topic in wanted]
+        if not connections:
+            return  # (an empty selection would mean "all" to rosbags)
+        for connection, timestamp, rawdata in reader.messages(connections=connections):
+            yield BagRecord(connection.topic, connection.msgtype, timestamp, bytes(rawdata))
+
+
+def deserialize(record: BagRecord, store: Typestore | None = None) -> Any:
+    """Decode one record into a rosbags message object (for inspection and tests)."""
+    return (store or typestore()).deserialize_cdr(record.rawdata, record.msgtype)
+
+
+def message_class(msgtype: str) -> type:
+    """The rclpy message class for `pkg/msg/Name` (needed to create raw publishers)."""
+    package, kind, name = msgtype.split("/")
+    try:
+        return getattr(importlib.import_module(f"{package}.{kind}"), name)
+    except (ImportError, AttributeError) as err:
+        raise CowpError(
+            f"message type {msgtype} is not installed", hint="run `make setup`"
+        ) from err
+
+
+def wait_for_subscribers(node: Node, publishers: Iterable[Any], timeout_s: float) -> bool:
+    """True once every publisher has a subscriber (discovery can take seconds)."""
+    deadline = time.monotonic() + timeout_s
+    pending = list(publishers)
+    while pending and time.monotonic() < deadline:
+        pending = [p for p in pending if p.get_subscription_count() == 0]
+        if pending:
+            time.sleep(0.05)
+    return not pending
+
+
+def replay_bag(
+    node: Node,
+    path: Path,
+    topics: Iterable[str] | None = None,
+    rate: float = 1.0,
+    qos_depth: int = 10,
+    subscriber_timeout_s: float = 0.0,
+    stop: threading.Event | None = None,
+) -> int:
+    """Publish the bag's raw messages on their topics, keeping their spacing / `rate`.
+
+    With `subscriber_timeout_s` > 0 it first waits (up to that long) until each topic
+    has a subscriber, so nothing is lost to discovery. Returns the number published.
+    """
+    if rate <= 0:
+        raise CowpError(f"replay rate must be positive, got {rate}")
+    records = list(read_bag(path, topics))
+    publishers: dict[str, Any] = {}
+    for record in records:
+        if record.topic not in publishers:
+            publishers[record.topic] = node.create_publisher(
+                message_class(record.msgtype), record.topic, qos_depth
+            )
+    if subscriber_timeout_s > 0:
+        wait_for_subscribers(node, publishers.values(), subscriber_timeout_s)
+    start_wall = time.monotonic()
+    first_stamp = records[0].timestamp_ns if records else 0
+    published = 0
+    for record in records:
+        due = start_wall + (record.timestamp_ns - first_stamp) / 1e9 / rate
+        delay = due - time.monotonic()
+        if stop is not None and stop.wait(max(0.0, delay)):
+            break
+        if stop is None and delay > 0:
+            time.sleep(delay)
+        publishers[record.topic].publish(record.rawdata)
+        published += 1
+    return published
+
+
+class BagRecorder:
+    """Records topics of a live graph into a new bag, as raw CDR (spin `node` meanwhile).
+
+    One thread owns the bag writer (rosbags' sqlite3 storage refuses use from any other
+    thread), fed through a queue by the subscription callbacks, whatever thread the
+    executor runs them in.
+    """
+
+    def __init__(
+        self,
+        node: Node,
+        path: Path,
+        topics: dict[str, str],
+        storage: str = "sqlite3",
+        qos_depth: int = 10,
+    ) -> None:
+        """`topics` maps topic names to message types (`sensor_msgs/msg/Image`)."""
+        if storage not in STORAGES:
+            raise CowpError(
+                f"unknown bag storage {storage!r}", hint=f"use one of {', '.join(STORAGES)}"
+            )
+        if path.exists():
+            raise CowpError(f"{path} already exists", hint="choose a new bag path")
+        self.path = path
+        self.counts: dict[str, int] = dict.fromkeys(topics, 0)
+        self._node = node
+        self._queue: queue.Queue[tuple[str, int, bytes] | None] = queue.Queue()
+        self._opened = threading.Event()
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._write_loop, args=(path, topics, storage), name="bag-writer", daemon=True
+        )
+        self._thread.start()
+        self._opened.wait()
+        if self._failure is not None:
+            raise CowpError(f"cannot record to {path}: {self._failure}")
+        self._subscriptions = [
+            node.create_subscription(
+                message_class(msgtype),
+                topic,
+                lambda data, t=topic: self._queue.put((t, time.time_ns(), data)),
+                qos_depth,
+                raw=True,
+            )
+            for topic, msgtype in topics.items()
+        ]
+
+    def _write_loop(self, path: Path, topics: dict[str, str], storage: str) -> None:
+        try:
+            store = typestore()
+            writer = Writer(path, version=BAG_VERSION, storage_plugin=STORAGES[storage])
+            writer.open()
+            connections = {
+                topic: writer.add_connection(topic, msgtype, typestore=store)
+                for topic, msgtype in topics.items()
+            }
+        except Exception as err:  # reported by __init__ in the caller's thread
+            self._failure = err
+            self._opened.set()
+            return
+        self._opened.set()
+        try:
+            while (item := self._queue.get()) is not None:
+                topic, timestamp_ns, data = item
+                writer.write(connections[topic], timestamp_ns, data)
+                self.counts[topic] += 1
+        finally:
+            writer.close()
+
+    def close(self) -> None:
+        """Stop recording and finish the bag (idempotent)."""
+        for subscription in self._subscriptions:
+            self._node.destroy_subscription(subscription)
+        self._subscriptions.clear()
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()

@@ -1,0 +1,171 @@
+"""`cowp run TASK --situation TEXT`: the open-world loop on a simulated execution.
+
+Every step is executed as succeeding; each situation is raised before the step `--at`
+names (a 1-based step number or an action name; default: before the first step). The
+narrative says what the robot planned, saw, asked, learned and did; `--report` writes
+the whole run as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator, Sequence
+
+from cowp_ros.cli.plan import add_problem_arguments
+from cowp_ros.cowp import (
+    CowpSettings,
+    OpenWorldPlanner,
+    ScheduledSituation,
+    execute_with_situations,
+)
+from cowp_ros.errors import CowpError
+from cowp_ros.planning import make_planner
+from cowp_ros.reasoning.language_model import LanguageModel
+from cowp_ros.reasoning.settings import LLMSettings
+from cowp_ros.report import Event
+from cowp_ros.tasks import TaskSpec, get_task, task_names
+
+LABELS = {
+    "plan": "PLAN ",
+    "situation": "SAW  ",
+    "monitor": "ASK  ",
+    "acquirer": "ASK  ",
+    "selection": "PICK ",
+    "predicate": "THINK",
+    "pddl_change": "PDDL ",
+    "learned": "LEARN",
+    "step": "DO   ",
+    "outcome": "END  ",
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a task under open-world planning with situations",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"tasks: {', '.join(task_names())}",
+    )
+    parser.add_argument("task", help="task name, alias or dataset id (e.g. fill_cup, 4)")
+    parser.add_argument(
+        "--situation",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help='a situation, e.g. "the cup is dirty" (repeatable)',
+    )
+    parser.add_argument(
+        "--at",
+        action="append",
+        default=[],
+        metavar="STEP",
+        help="when the matching --situation arises: a step number or an action name",
+    )
+    parser.add_argument("--llm-url", default=None, help="OpenAI-compatible server URL")
+    parser.add_argument("--llm-model", default=None, help="model name on that server")
+    parser.add_argument("--llm-api-key", default=None, help="API key (any for a local one)")
+    parser.add_argument(
+        "--max-candidates",
+        type=int,
+        default=None,
+        metavar="N",
+        help="ask about at most N kinds of stand-in object per failed role",
+    )
+    parser.add_argument("--report", default=None, metavar="FILE", help="write the JSON report")
+    parser.add_argument("--quiet", action="store_true", help="print only the outcome")
+    add_problem_arguments(parser)
+    parser.set_defaults(func=run_task)
+
+
+def schedule_from(situations: Sequence[str], at: Sequence[str]) -> list[ScheduledSituation]:
+    """Pair each --situation with its --at (in order); a missing --at means step 1."""
+    if len(at) > len(situations):
+        raise CowpError("more --at than --situation", hint="give one --at per --situation")
+    schedule = []
+    for index, text in enumerate(situations):
+        when = at[index].strip() if index < len(at) else ""
+        if not when:
+            schedule.append(ScheduledSituation(text))
+        elif when.isdigit():
+            if int(when) < 1:
+                raise CowpError(f"--at {when}: steps are numbered from 1")
+            schedule.append(ScheduledSituation(text, at_step=int(when)))
+        else:
+            schedule.append(ScheduledSituation(text, at_action=when.lower()))
+    return schedule
+
+
+@contextlib.contextmanager
+def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
+    """The language model the flags (or OPENAI_* variables) name, or the embedded one."""
+    settings = LLMSettings.resolve(
+        base_url=args.llm_url, model=args.llm_model, api_key=args.llm_api_key
+    )
+    try:
+        from cowp_ros.reasoning.endpoint import llm_endpoint
+        from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
+    except ImportError as err:
+        raise CowpError(
+            f"the language model client is not available in this build ({err})",
+            hint="install cowp_ros with its LLM client, or update your checkout",
+        ) from err
+    with llm_endpoint(settings, on_start=_say_started) as resolved:
+        yield OpenAICompatibleModel(resolved)
+
+
+def _say_started(server: object) -> None:
+    """Tell the user that the embedded model was started (and where), on stderr."""
+    model = getattr(getattr(server, "model", None), "name", "the local model")
+    where = getattr(server, "base_url", "")
+    print(f"started {model} at {where} (no --llm-url given)", file=sys.stderr, flush=True)
+
+
+def print_event(event: Event) -> None:
+    """One narrative line per event."""
+    print(f"{LABELS.get(event.kind, event.kind):5s} {event.text}", flush=True)
+
+
+def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageModel) -> int:
+    """The run itself, given a model (tests hand in a scripted one)."""
+    schedule = schedule_from(args.situation, args.at)
+    problem = spec.build_problem(args.objects, seed=args.seed)
+    loop = OpenWorldPlanner.for_task(
+        spec,
+        model,
+        make_planner(args.planner),
+        problem=problem,
+        settings=CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates),
+    )
+    if not args.quiet:
+        print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
+        print(f"model: {loop.report.model}; planner: {loop.planner.name}")
+        loop.report.listeners.append(print_event)
+    report = execute_with_situations(loop, schedule)
+    print(f"outcome: {report.outcome}: {report.explanation}")
+    if args.report:
+        path = report.write(args.report)
+        print(f"report: {path}")
+    return 0 if report.outcome == "completed" else 3
+
+
+def run_task(args: argparse.Namespace) -> int:
+    spec = get_task(args.task)
+    schedule_from(args.situation, args.at)  # bad flags fail before a model starts
+    try:
+        with open_model(args) as model:
+            return run_with_model(args, spec, model)
+    except CowpError:
+        raise
+    except Exception as err:
+        # The openai client's connection and timeout errors are the user's to fix
+        # (a wrong URL, a server that is down); anything else is our bug.
+        if type(err).__module__.split(".")[0] == "openai":
+            where = args.llm_url or "the configured server"
+            raise CowpError(
+                f"cannot use the language model at {where}: {err}",
+                hint="check --llm-url / OPENAI_BASE_URL and that the server is running",
+            ) from err
+        raise

@@ -1,0 +1,19 @@
+"""Planners behind one interface: pyperplan (default, in a subprocess) and Fast Downward.
+
+`make_planner("pyperplan" | "fast_downward")` gives a `Planner`; `solve(task, timeout_s)`
+returns a `PlanResult` whose status says found / no plan / timed out. Both run in a
+child process so that a deadline really stops them.
+"""
+
+from cowp_ros.planning.planner import PLANNER_NAMES, Planner, PlannerError, make_planner
+from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
+
+__all__ = [
+    "PLANNER_NAMES",
+    "PlanResult",
+    "PlanStatus",
+    "PlanStep",
+    "Planner",
+    "PlannerError",
+    "make_planner",
+]

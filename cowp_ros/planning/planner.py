@@ -1,0 +1,58 @@
+"""The one interface every planner offers, and the factory that picks one by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from cowp_ros.errors import CowpError
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning.result import PlanResult
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+class PlannerError(CowpError):
+    """A planner that could not run, or crashed on a task (not "no plan": that is a result)."""
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Finds a plan for a task, or says there is none, within a deadline."""
+
+    name: str
+
+    def solve(self, task: PlanningTask, timeout_s: float = DEFAULT_TIMEOUT_S) -> PlanResult:
+        """Plan for `task`; never runs past `timeout_s` (returns a TIMEOUT result)."""
+        ...
+
+
+def _pyperplan() -> Planner:
+    from cowp_ros.planning.pyperplan_planner import PyperplanPlanner
+
+    return PyperplanPlanner()
+
+
+def _fast_downward() -> Planner:
+    from cowp_ros.planning.fast_downward import FastDownwardPlanner
+
+    return FastDownwardPlanner()
+
+
+PLANNERS: dict[str, Callable[[], Planner]] = {
+    "pyperplan": _pyperplan,
+    "fast_downward": _fast_downward,
+}
+PLANNER_NAMES = tuple(PLANNERS)
+ALIASES = {"fd": "fast_downward", "fast-downward": "fast_downward", "downward": "fast_downward"}
+
+
+def make_planner(name: str = "pyperplan") -> Planner:
+    """The planner called `name` (`pyperplan`, `fast_downward` or alias `fd`)."""
+    key = ALIASES.get(name.lower(), name.lower())
+    factory = PLANNERS.get(key)
+    if factory is None:
+        raise PlannerError(
+            f"unknown planner {name!r}", hint=f"choose one of: {', '.join(PLANNER_NAMES)}"
+        )
+    return factory()

@@ -1,0 +1,100 @@
+"""The record of one open-world run: every plan, question, answer and PDDL change.
+
+Each event carries a one-line `text` a person reads (the CLI prints these, the ROS
+task manager sends them as action feedback) and the structured `data` behind it. The
+whole report is plain JSON, so a run can be inspected, diffed, or scored afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cowp_ros.errors import CowpError
+
+EVENT_KINDS = (
+    "plan",  # a planner call and its result
+    "situation",  # a situation was observed
+    "monitor",  # Prompt 1 question and answer
+    "predicate",  # a situation turned into a fact
+    "pddl_change",  # an edit of the domain or problem
+    "acquirer",  # Prompt 2 question and answer
+    "selection",  # Prompt 3 question and answer
+    "learned",  # acquired knowledge that led to a plan
+    "step",  # a plan step was executed (or failed)
+    "outcome",  # the run ended: completed or no_solution
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened; `data` is JSON-serialisable."""
+
+    kind: str
+    text: str
+    data: dict[str, Any] = field(default_factory=dict)
+    at_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "text": self.text, "at_s": round(self.at_s, 3), **self.data}
+
+
+@dataclass
+class CowpReport:
+    """Everything one run did, in order, plus its outcome and one-line explanation."""
+
+    task: str
+    description: str
+    planner: str
+    model: str
+    events: list[Event] = field(default_factory=list)
+    outcome: str = "not_planned"
+    explanation: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic, repr=False)
+    listeners: list[Callable[[Event], None]] = field(default_factory=list, repr=False)
+
+    def add(self, kind: str, text: str, **data: Any) -> Event:
+        """Append an event and pass it to every listener (the CLI's narrative, the ROS
+        task manager's action feedback) as it happens."""
+        if kind not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {kind!r}")
+        event = Event(kind, text, data, time.monotonic() - self.started)
+        self.events.append(event)
+        for listener in self.listeners:
+            listener(event)
+        return event
+
+    def of_kind(self, kind: str) -> list[Event]:
+        """The events of one kind, in order."""
+        return [e for e in self.events if e.kind == kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "description": self.description,
+            "planner": self.planner,
+            "model": self.model,
+            "outcome": self.outcome,
+            "explanation": self.explanation,
+            "usage": self.usage,
+            "events": [e.to_dict() for e in self.events],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+    def write(self, path: Path | str) -> Path:
+        """Write the report as JSON; a clear error when the path cannot be written."""
+        path = Path(path)
+        try:
+            if path.parent:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(self.to_json() + "\n")
+        except OSError as err:
+            raise CowpError(f"cannot write the report to {path}: {err.strerror}") from err
+        return path

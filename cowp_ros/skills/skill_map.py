@@ -1,0 +1,195 @@
+"""config/skills.yaml: which skill runs a PDDL action, and with which of its arguments.
+
+The mapping is data, not code, because COWP changes the action set while it runs: the
+Knowledge Acquirer applies an action to a substitute object (fill_cup on a bowl) or
+creates a variant with a new name (fill_cup_bowl). Lookup therefore tolerates names it
+was never told about: exact name, then the longest known action the name extends, then
+a verb pattern; only then does it fail, naming the action and the file to edit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cowp_ros.errors import CowpError
+from cowp_ros.skills.config import read_yaml
+
+PRIMITIVES = ("navigate", "arm", "gripper", "grasp", "release", "detect")
+GRIPPER_COMMANDS = ("open", "close")
+# Primitives whose value is a role to bind (the others take a literal: a pose, a command).
+ROLE_PRIMITIVES = ("navigate", "grasp", "release", "detect")
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """One step of a skill: a kind (navigate, arm, ...) and its role or value."""
+
+    kind: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    steps: tuple[Primitive, ...]
+
+    @property
+    def roles(self) -> frozenset[str]:
+        return frozenset(p.value for p in self.steps if p.kind in ROLE_PRIMITIVES)
+
+
+@dataclass(frozen=True)
+class Binding:
+    """role -> argument index (int) or literal name (str)."""
+
+    skill: str
+    bind: dict[str, int | str]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    regex: re.Pattern[str]
+    binding: Binding
+
+
+@dataclass(frozen=True)
+class SkillCall:
+    """A plan step resolved: the skill, its bound roles, and how it was matched."""
+
+    action: str
+    arguments: tuple[str, ...]
+    skill: Skill
+    roles: dict[str, str]
+    matched_by: str  # "action", "variant of NAME" or "pattern REGEX"
+
+
+@dataclass
+class SkillMap:
+    path: Path
+    skills: dict[str, Skill]
+    actions: dict[str, Binding]
+    patterns: list[Pattern]
+    location_aliases: dict[str, str] = field(default_factory=dict)
+    object_locations: dict[str, str] = field(default_factory=dict)
+    detection_classes: dict[str, str] = field(default_factory=dict)
+
+    def binding_for(self, action: str) -> tuple[Binding, str]:
+        """The binding for an action name and how it was found; CowpError if none."""
+        name = action.strip().lower()
+        if name in self.actions:
+            return self.actions[name], "action"
+        variants = [known for known in self.actions if name.startswith(known + "_")]
+        if variants:
+            known = max(variants, key=len)
+            return self.actions[known], f"variant of {known}"
+        for pattern in self.patterns:
+            if pattern.regex.match(name):
+                return pattern.binding, f"pattern {pattern.regex.pattern}"
+        raise CowpError(
+            f"no skill for PDDL action '{action}' in {self.path}",
+            hint="add it under actions: (or a matching entry under patterns:) in that file",
+        )
+
+    def resolve(self, action: str, arguments: list[str] | tuple[str, ...]) -> SkillCall:
+        """Bind a plan step's arguments to its skill's roles."""
+        binding, matched_by = self.binding_for(action)
+        skill = self.skills[binding.skill]
+        args = tuple(arguments)
+        roles: dict[str, str] = {}
+        for role, source in binding.bind.items():
+            if isinstance(source, str):
+                roles[role] = source
+                continue
+            if not -len(args) <= source < len(args):
+                raise CowpError(
+                    f"{action}({', '.join(args)}): skill '{skill.name}' binds role '{role}' "
+                    f"to argument {source}, but the step has {len(args)} argument(s) "
+                    f"({matched_by} in {self.path})"
+                )
+            roles[role] = args[source]
+        return SkillCall(action, args, skill, roles, matched_by)
+
+
+def _binding(path: Path, where: str, entry: Any, skills: dict[str, Skill]) -> Binding:
+    if not isinstance(entry, dict) or "skill" not in entry:
+        raise CowpError(f"{path}: {where} must be {{skill: NAME, bind: {{ROLE: INDEX}}}}")
+    skill = entry["skill"]
+    if skill not in skills:
+        raise CowpError(f"{path}: {where} names unknown skill '{skill}' (see skills:)")
+    bind = entry.get("bind") or {}
+    if not isinstance(bind, dict) or not all(
+        isinstance(v, (int, str)) and not isinstance(v, bool) for v in bind.values()
+    ):
+        raise CowpError(f"{path}: {where}.bind must map roles to argument indices or names")
+    missing = skills[skill].roles - set(bind)
+    if missing:
+        raise CowpError(
+            f"{path}: {where} leaves role(s) {', '.join(sorted(missing))} of skill "
+            f"'{skill}' unbound"
+        )
+    return Binding(skill=str(skill), bind={str(k): v for k, v in bind.items()})
+
+
+def _skill(path: Path, name: str, entry: Any, poses: set[str] | None) -> Skill:
+    if not isinstance(entry, dict) or not isinstance(entry.get("steps"), list):
+        raise CowpError(f"{path}: skills.{name} must have a steps: list")
+    steps: list[Primitive] = []
+    for index, raw in enumerate(entry["steps"]):
+        where = f"skills.{name}.steps[{index}]"
+        if not isinstance(raw, dict) or len(raw) != 1:
+            raise CowpError(f"{path}: {where} must be one {{KIND: VALUE}} pair")
+        ((kind, value),) = raw.items()
+        if kind not in PRIMITIVES:
+            raise CowpError(f"{path}: {where}: unknown kind '{kind}' (one of {PRIMITIVES})")
+        if kind == "gripper" and value not in GRIPPER_COMMANDS:
+            raise CowpError(f"{path}: {where}: gripper takes one of {GRIPPER_COMMANDS}")
+        if kind == "arm" and poses is not None and value not in poses:
+            raise CowpError(f"{path}: {where}: arm pose '{value}' is not in robot.yaml arm.poses")
+        steps.append(Primitive(str(kind), str(value)))
+    return Skill(name, str(entry.get("description", "")), tuple(steps))
+
+
+def _names(path: Path, data: dict[str, Any], key: str) -> dict[str, str]:
+    value = data.get(key) or {}
+    if not isinstance(value, dict):
+        raise CowpError(f"{path}: {key} must be a mapping of names")
+    return {str(k).lower(): str(v) for k, v in value.items()}
+
+
+def load_skill_map(path: Path, *, arm_poses: set[str] | None = None) -> SkillMap:
+    """Read and validate skills.yaml (arm pose names checked when `arm_poses` is given)."""
+    data = read_yaml(path)
+    raw_skills = data.get("skills")
+    if not isinstance(raw_skills, dict) or not raw_skills:
+        raise CowpError(f"{path}: skills: must define at least one skill")
+    skills = {str(n): _skill(path, str(n), e, arm_poses) for n, e in raw_skills.items()}
+    raw_actions = data.get("actions") or {}
+    if not isinstance(raw_actions, dict):
+        raise CowpError(f"{path}: actions: must map action names to skills")
+    actions = {
+        str(name).lower(): _binding(path, f"actions.{name}", entry, skills)
+        for name, entry in raw_actions.items()
+    }
+    patterns: list[Pattern] = []
+    for index, entry in enumerate(data.get("patterns") or []):
+        where = f"patterns[{index}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("match"), str):
+            raise CowpError(f"{path}: {where} needs match: REGEX")
+        try:
+            regex = re.compile(entry["match"])
+        except re.error as err:
+            raise CowpError(f"{path}: {where}.match is not a regular expression: {err}") from err
+        patterns.append(Pattern(regex, _binding(path, where, entry, skills)))
+    return SkillMap(
+        path=path,
+        skills=skills,
+        actions=actions,
+        patterns=patterns,
+        location_aliases=_names(path, data, "location_aliases"),
+        object_locations=_names(path, data, "object_locations"),
+        detection_classes=_names(path, data, "detection_classes"),
+    )

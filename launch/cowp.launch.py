@@ -1,0 +1,11 @@
+"""ros2 launch cowp_ros cowp.launch.py profile:=sim|replay|robot|gazebo
+
+The nodes of one profile of config/bringup.yaml, with the same parameters and
+remappings as `cowp bringup --profile PROFILE`.
+"""
+
+from cowp_ros.bringup.launch_translation import launch_description
+
+
+def generate_launch_description():
+    return launch_description("sim")

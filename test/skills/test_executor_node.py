@@ -1,0 +1,201 @@
+"""The executor node over real ROS: an in-process ExecuteSkill client against it.
+
+The node runs in the test's context on a MultiThreadedExecutor (as in main()), with
+the topic backends talking to the fakes of ros_fakes.py. Each test gets its own
+namespace so that action servers of earlier tests, still in the graph for a moment,
+are never mistaken for this one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+from rclpy.parameter import Parameter
+from ros_fakes import FakeArmController, FakeHandE, FakeOdomBase, RosHarness
+
+from cowp_interfaces.action import ExecuteSkill
+from cowp_interfaces.msg import PlanStep
+from cowp_ros.errors import CowpError
+from cowp_ros.nodes.executor import CURRENT_STEP_TOPIC, PARAMETERS, SkillExecutor
+
+pytestmark = pytest.mark.ros
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def robot_yaml(tmp_path: Path, *, unserved_base: bool = False) -> Path:
+    """config/robot.yaml with a quick arm (and, if asked, a goal topic nobody serves)."""
+    data = yaml.safe_load((ROOT / "config" / "robot.yaml").read_text())
+    data["arm"]["max_joint_velocity_rad_s"] = 8.0
+    data["arm"]["min_move_duration_s"] = 0.2
+    if unserved_base:
+        data["base"]["goal_topic"] = f"/unserved_{time.monotonic_ns()}/goal_pose"
+    path = tmp_path / "robot.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+class Session:
+    """An executor node, a client for it, and what it published, in one namespace."""
+
+    def __init__(self, harness: RosHarness, robot_config: Path, **parameters: Any) -> None:
+        self.harness = harness
+        namespace = f"/t{time.monotonic_ns()}"
+        overrides = [
+            Parameter("robot_config", value=str(robot_config)),
+            Parameter("topic_timeout_s", value=5.0),
+            *(Parameter(k, value=v) for k, v in parameters.items()),
+        ]
+        self.node = harness.add(
+            SkillExecutor(
+                context=harness.context, namespace=namespace, parameter_overrides=overrides
+            )
+        )
+        self.client_node = harness.node(f"client_{time.monotonic_ns()}")
+        self.steps: list[PlanStep] = []
+        self.client_node.create_subscription(PlanStep, CURRENT_STEP_TOPIC, self.steps.append, 10)
+        self.action = ActionClient(self.client_node, ExecuteSkill, f"{namespace}/execute_skill")
+        self.feedback: list[ExecuteSkill.Feedback] = []
+        assert self.action.wait_for_server(timeout_sec=10.0), "execute_skill not discovered"
+
+    def wait(self, future: Any, timeout_s: float = 30.0) -> Any:
+        deadline = time.monotonic() + timeout_s
+        while not future.done() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert future.done(), f"no answer within {timeout_s} s"
+        return future.result()
+
+    def send(self, action: str, *arguments: str) -> Any:
+        goal = ExecuteSkill.Goal(step=PlanStep(action=action, arguments=list(arguments)))
+        handle = self.wait(
+            self.action.send_goal_async(
+                goal, feedback_callback=lambda m: self.feedback.append(m.feedback)
+            )
+        )
+        assert handle.accepted
+        return handle
+
+    def run(self, action: str, *arguments: str) -> tuple[int, ExecuteSkill.Result]:
+        wrapped = self.wait(self.send(action, *arguments).get_result_async())
+        return wrapped.status, wrapped.result
+
+    def close(self) -> None:
+        self.action.destroy()
+        self.harness.remove(self.client_node)
+        self.harness.remove(self.node)
+
+
+@pytest.fixture
+def fakes(harness: RosHarness) -> Iterator[list]:
+    started: list = []
+    yield started
+    for node in started:
+        harness.remove(node)
+
+
+@pytest.fixture
+def session_factory(harness: RosHarness) -> Iterator:
+    sessions: list[Session] = []
+
+    def make(robot_config: Path, **parameters: Any) -> Session:
+        sessions.append(Session(harness, robot_config, **parameters))
+        return sessions[-1]
+
+    yield make
+    for session in sessions:
+        session.close()
+
+
+def start_robot(harness: RosHarness, fakes: list, robot, *, base_speed: float = 4.0) -> None:
+    for node in (
+        FakeOdomBase(harness, goal_topic=robot.base.goal_topic, speed_m_s=base_speed),
+        FakeArmController(
+            harness,
+            joint_names=robot.arm.joint_names,
+            start=robot.arm.poses["home"],
+            trajectory_topic=robot.arm.trajectory_topic,
+        ),
+        FakeHandE(
+            harness,
+            finger_joint=robot.gripper.finger_joint,
+            command_topic=robot.gripper.command_topic,
+            object_at=0.012,
+        ),
+    ):
+        harness.add(node)
+        fakes.append(node)
+
+
+def test_a_pick_step_succeeds_with_feedback_and_is_announced(
+    harness, fakes, session_factory, robot, tmp_path
+) -> None:
+    start_robot(harness, fakes, robot)
+    session = session_factory(robot_yaml(tmp_path))
+    status, result = session.run("hold_cup", "cup_1")
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.message
+    assert result.success and "hold_cup(cup_1) done" in result.message
+    statuses = [f.status for f in session.feedback]
+    assert "navigating to cup_1" in statuses and "grasping cup_1" in statuses
+    progress = [f.progress for f in session.feedback]
+    assert progress == sorted(progress) and progress[-1] == pytest.approx(1.0)
+    assert [(s.action, list(s.arguments)) for s in session.steps] == [("hold_cup", ["cup_1"])]
+    assert session.node.world.holding == "cup_1"
+
+
+def test_an_unmapped_action_fails_naming_it_and_the_config(
+    session_factory, robot, tmp_path
+) -> None:
+    session = session_factory(robot_yaml(tmp_path))
+    status, result = session.run("juggle_balls", "ball_1")
+    assert status == GoalStatus.STATUS_ABORTED and not result.success
+    assert "juggle_balls" in result.message and "skills.yaml" in result.message
+
+
+def test_a_missing_server_fails_naming_the_topic(session_factory, robot, tmp_path) -> None:
+    config = robot_yaml(tmp_path, unserved_base=True)
+    session = session_factory(config, server_timeout_s=1.0)
+    t0 = time.monotonic()
+    status, result = session.run("walk", "table_1")
+    assert status == GoalStatus.STATUS_ABORTED and not result.success
+    goal_topic = yaml.safe_load(config.read_text())["base"]["goal_topic"]
+    assert goal_topic in result.message and "walk(table_1)" in result.message
+    assert time.monotonic() - t0 < 10.0
+
+
+def test_cancel_mid_drive_ends_canceled(harness, fakes, session_factory, robot, tmp_path) -> None:
+    start_robot(harness, fakes, robot, base_speed=0.3)
+    session = session_factory(robot_yaml(tmp_path))
+    handle = session.send("walk_table", "table_1", "room_1")
+    deadline = time.monotonic() + 10
+    while not session.feedback and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.5)
+    session.wait(handle.cancel_goal_async())
+    wrapped = session.wait(handle.get_result_async())
+    assert wrapped.status == GoalStatus.STATUS_CANCELED
+    assert not wrapped.result.success and "canceled" in wrapped.result.message
+
+
+def test_parameter_defaults_are_the_ones_in_config_executor_yaml() -> None:
+    data = yaml.safe_load((ROOT / "config" / "executor.yaml").read_text())
+    values = data["executor"]["ros__parameters"]
+    assert values == {name: default for name, (default, _) in PARAMETERS.items()}
+
+
+def test_a_bad_parameter_is_named_at_start_up(harness, robot, tmp_path) -> None:
+    with pytest.raises(CowpError, match="parameter arm_backend is 'laser'"):
+        SkillExecutor(
+            context=harness.context,
+            namespace=f"/bad{time.monotonic_ns()}",
+            parameter_overrides=[
+                Parameter("robot_config", value=str(robot_yaml(tmp_path))),
+                Parameter("arm_backend", value="laser"),
+            ],
+        )

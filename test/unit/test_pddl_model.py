@@ -1,0 +1,83 @@
+"""Loading, writing and validating PDDL; bad files fail with the file and the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cowp_unit_paths import REPO
+
+from cowp_ros.pddl import Atom, PddlLoadError, PlanningTask
+
+
+def test_loads_every_shipped_task_and_round_trips(tmp_path: Path) -> None:
+    for domain in sorted((REPO / "pddl").glob("*/domain.pddl")):
+        task = PlanningTask.load(domain, domain.with_name("problem.pddl"))
+        written = task.write(tmp_path / domain.parent.name)
+        again = PlanningTask.load(*written)
+        assert again.objects == task.objects
+        assert again.init_atoms == task.init_atoms
+        assert set(again.actions) == set(task.actions)
+
+
+def test_vocabulary_of_a_task(tiny: PlanningTask) -> None:
+    assert tiny.objects == {"cup_1": "cup", "bowl_1": "bowl", "table_1": "table"}
+    assert tiny.types["cup"] == "item"
+    assert tiny.top_type("cup") == "thing"
+    assert tiny.is_subtype("cup", "thing")
+    assert not tiny.is_subtype("cup", "place")
+    assert tiny.parameter_types("place_cup") == ("cup", "table")
+    assert tiny.init_atoms == frozenset({Atom("hand_free")})
+    assert tiny.goal_atoms == frozenset({Atom("served", ("table_1",))})
+    assert tiny.objects_of_type("item") == ["bowl_1", "cup_1"]
+
+
+def test_unparsable_domain_names_file_and_reason(tmp_path: Path, tiny_files) -> None:
+    domain, problem = tiny_files
+    broken = tmp_path / "broken.pddl"
+    broken.write_text(domain.read_text().replace("(:action find_cup", "(:action find_cup ((", 1))
+    with pytest.raises(PddlLoadError) as err:
+        PlanningTask.load(broken, problem)
+    assert str(broken) in str(err.value)
+    assert "cannot parse domain" in str(err.value)
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path, tiny_files) -> None:
+    _, problem = tiny_files
+    with pytest.raises(PddlLoadError, match="not found"):
+        PlanningTask.load(tmp_path / "nope.pddl", problem)
+
+
+def test_problem_for_another_domain_is_refused(tiny_files, tmp_path: Path) -> None:
+    domain, problem = tiny_files
+    other = tmp_path / "other.pddl"
+    other.write_text(problem.read_text().replace("(:domain tiny)", "(:domain other)"))
+    with pytest.raises(PddlLoadError, match="domain 'other'"):
+        PlanningTask.load(domain, other)
+
+
+def test_problem_with_undeclared_type_is_refused(tiny_files, tmp_path: Path) -> None:
+    domain, problem = tiny_files
+    bad = tmp_path / "bad.pddl"
+    bad.write_text(problem.read_text().replace("bowl_1 - bowl", "bowl_1 - spaceship"))
+    with pytest.raises(PddlLoadError, match="does not fit its domain"):
+        PlanningTask.load(domain, bad)
+
+
+def test_disjunctive_precondition_is_refused_at_load(tiny_files, tmp_path: Path) -> None:
+    domain, problem = tiny_files
+    text = domain.read_text().replace(
+        ":precondition (holding ?c)", ":precondition (or (holding ?c) (hand_free))"
+    )
+    text = text.replace("(:requirements :strips :typing)", "(:requirements :adl :typing)")
+    bad = tmp_path / "or.pddl"
+    bad.write_text(text)
+    with pytest.raises(PddlLoadError, match="place_cup"):
+        PlanningTask.load(bad, problem)
+
+
+def test_problem_text_has_no_requirements_section(tiny: PlanningTask) -> None:
+    # pyperplan cannot read a problem with :requirements; the library writes one when
+    # the problem is attached to its domain.
+    assert ":requirements" not in tiny.problem_text()
+    assert "(:init" in tiny.problem_text()
