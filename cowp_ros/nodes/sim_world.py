@@ -158,16 +158,11 @@ class SimWorld(Node):
     def on_step(self, step: PlanStep) -> None:
         """A step starts: set what the gripper would close on, and queue scenario events."""
         arguments = list(step.arguments)
-        self.gripper.object_width_m = None
-        for name in arguments:
-            thing = self.scenario.object(name)
-            if (
-                thing
-                and thing.attributes.get("graspable", True)
-                and not thing.attributes.get("missing")
-            ):
-                self.gripper.object_width_m = thing.width_m
-                break
+        touching = any(
+            (thing := self.scenario.object(name)) is not None and thing.graspable
+            for name in arguments
+        )
+        self.gripper.object_stop_m = self.grasp_stop_m if touching else None
         if not self.events_enabled:
             return
         for event in self.trigger.on_step(step.action, arguments):

@@ -75,6 +75,11 @@ def detector_process(default_model: Path, tmp_path: Path) -> Iterator[subprocess
     log.close()
 
 
+def stamp_ns(message: object) -> int:
+    stamp = message.header.stamp  # type: ignore[attr-defined]
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
 class Listener:
     """The test's own node: plays the executor (current step) and records the outputs."""
 
@@ -142,7 +147,7 @@ class Listener:
 def test_replayed_real_images_give_detections_and_situations(
     real_image_bag: Path, detector_process: subprocess.Popen[str]
 ) -> None:
-    from cowp_ros.bags import replay_bag
+    from cowp_ros.bags import read_bag, replay_bag
 
     recorded = real_image_bag.parent / "outputs"
     listener = Listener(record_to=recorded)
@@ -152,8 +157,12 @@ def test_replayed_real_images_give_detections_and_situations(
         assert detector_process.poll() is None
         sent = replay_bag(listener.node, real_image_bag, subscriber_timeout_s=30.0)
         assert sent == 3 * FRAMES_PER_PHASE
-        deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline and len({s.text for s in listener.situations}) < 2:
+        # The newest frame is never dropped, so its detections mark the end of the stream.
+        last_stamp_ns = list(read_bag(real_image_bag))[-1].timestamp_ns
+        deadline = time.monotonic() + 20.0
+        while time.monotonic() < deadline and not any(
+            stamp_ns(a) == last_stamp_ns for a in listener.detections
+        ):
             time.sleep(0.1)
     finally:
         listener.close()
@@ -162,8 +171,10 @@ def test_replayed_real_images_give_detections_and_situations(
     assert exit_code == 0, log
     assert "Traceback" not in log and "ERROR" not in log, log
 
-    # Detections: most frames processed (some may be dropped by design when the CPU is busy).
-    assert len(listener.detections) >= 2 * FRAMES_PER_PHASE
+    # Detections: frames the node could not keep up with are dropped by design (how many
+    # depends on the machine's load), but the last one is always detected.
+    assert any(stamp_ns(a) == last_stamp_ns for a in listener.detections)
+    assert len(listener.detections) >= FRAMES_PER_PHASE
     classes_seen = [{d.class_name for d in a.detections} for a in listener.detections]
     assert any("cup" in c and "person" not in c for c in classes_seen)  # the free cup
     assert any({"bus", "person"} <= c for c in classes_seen)  # bus.jpg
@@ -180,7 +191,7 @@ def test_replayed_real_images_give_detections_and_situations(
         assert situation.header.frame_id == "wrist_camera"
 
     # The bag recorded the same situations, byte for byte what the node published.
-    from cowp_ros.bags import deserialize, read_bag
+    from cowp_ros.bags import deserialize
 
     in_bag = [deserialize(r) for r in read_bag(recorded, topics=["/cowp/situations"])]
     assert [(s.object, s.text) for s in in_bag] == [(s[0], s[1]) for s in summary]
