@@ -116,4 +116,16 @@ def test_overrides_argument_reaches_the_node_parameters() -> None:
 def test_robot_launch_file_defaults_to_the_robot_profile() -> None:
     declared, nodes = run_launch_file("robot.launch.py", {})
     assert_nodes_match_profile(nodes, "robot", {})
-    assert {a.args[0] for a in declared} == {"profile", "overrides"}
+    assert {a.args[0] for a in declared if a.args} == {"profile", "overrides"}
+
+
+@pytest.mark.usefixtures("fake_launch")
+def test_gazebo_launch_file_adds_the_simulator_and_bridge() -> None:
+    declared, nodes = run_launch_file("gazebo.launch.py", {})
+    assert_nodes_match_profile(nodes, "gazebo", {})
+    assert all(n.kwargs["parameters"][-1]["use_sim_time"] is True for n in nodes)
+    include = next(a for a in declared if "launch_arguments" in a.kwargs)
+    world = dict(include.kwargs["launch_arguments"])["gz_args"]
+    assert world.startswith("-r ") and Path(world[3:]).is_file()
+    bridge = next(a for a in declared if a.kwargs.get("package") == "ros_gz_bridge")
+    assert Path(bridge.kwargs["parameters"][0]["config_file"]).is_file()
