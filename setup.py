@@ -40,6 +40,10 @@ setup(
             "cowp = cowp_ros.cli:main",
             "executor = cowp_ros.nodes.executor:main",
             "situation_detector = cowp_ros.nodes.situation_detector:main",
+            "planner = cowp_ros.nodes.planner:main",
+            "commonsense = cowp_ros.nodes.commonsense:main",
+            "task_manager = cowp_ros.nodes.task_manager:main",
+            "sim_world = cowp_ros.nodes.sim_world:main",
         ],
     },
 )

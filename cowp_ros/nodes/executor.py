@@ -20,17 +20,17 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
 from cowp_ros.errors import CowpError
+from cowp_ros.nodes.node_main import run_node
 from cowp_ros.resources import share_path
 from cowp_ros.skills.backends.common import Timeouts
 from cowp_ros.skills.backends.factory import (
@@ -226,23 +226,7 @@ class SkillExecutor(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    try:
-        node = SkillExecutor()
-    except CowpError as err:
-        rclpy.logging.get_logger("executor").fatal(str(err))
-        rclpy.try_shutdown()
-        raise SystemExit(1) from None
-    executor = MultiThreadedExecutor()
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node("executor", SkillExecutor, MultiThreadedExecutor, args=args)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,10 @@ import math
 import time
 from pathlib import Path
 
-import rclpy
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
 from std_msgs.msg import Float64MultiArray
@@ -27,6 +25,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from cowp_interfaces.msg import PlanStep, Situation
 from cowp_ros.errors import CowpError
+from cowp_ros.nodes.node_main import run_node
 from cowp_ros.resources import share_path
 from cowp_ros.sim.camera_images import load_camera_image
 from cowp_ros.sim.fake_robot import ArmSim, BaseSim, GripperSim
@@ -220,20 +219,7 @@ class SimWorld(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    try:
-        node = SimWorld()
-    except CowpError as err:
-        print(f"sim_world: error: {err}", flush=True)
-        rclpy.try_shutdown()
-        raise SystemExit(1) from None
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    run_node("sim_world", SimWorld, args=args)
 
 
 if __name__ == "__main__":
