@@ -8,7 +8,8 @@
 #   VENV=PATH          where the venv lives (default: .venv in the repository)
 #   PYTHON=python3.11  interpreter to create it with (ROS Kilted wheels are cp311)
 #   COWP_SETUP_SKIP=a,b  skip optional steps by name (llm_model)
-set -euo pipefail
+set -Eeuo pipefail
+exec 3>&2  # the terminal's stderr, for failure reports from inside redirected steps
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
@@ -22,13 +23,16 @@ T0=$(date +%s)
 step_name=""
 on_error() {
   local rc=$?
-  echo "" >&2
-  echo "setup: FAILED at step '$step_name' (exit $rc)." >&2
-  [ -n "${step_log:-}" ] && [ -f "$step_log" ] && {
-    echo "setup: last lines of $step_log:" >&2
-    tail -n 25 "$step_log" >&2
-  }
-  echo "setup: fix the cause above and run 'make setup' again; finished steps are kept." >&2
+  trap - ERR
+  {
+    echo ""
+    echo "setup: FAILED at step '$step_name' (exit $rc)."
+    if [ -n "${step_log:-}" ] && [ -s "$step_log" ]; then
+      echo "setup: last lines of $step_log:"
+      tail -n 25 "$step_log"
+    fi
+    echo "setup: fix the cause above and run 'make setup' again; finished steps are kept."
+  } >&3
   exit "$rc"
 }
 trap on_error ERR
@@ -83,7 +87,7 @@ run_step requirements "$(hash_of "$ROOT"/requirements/ros.txt "$ROOT"/requiremen
 # The ROS wheels were built under /opt/python/cp311-cp311 and their exported CMake
 # files still name it; point them at this venv so find_package() works for colcon.
 fix_cmake_paths() {
-  grep -rlZ "/opt/python/cp311-cp311" "$VENV/share" --include='*.cmake' 2>/dev/null \
+  { grep -rlZ "/opt/python/cp311-cp311" "$VENV/share" --include='*.cmake' || true; } \
     | xargs -0 -r sed -i "s#/opt/python/cp311-cp311#$VENV#g"
   ! grep -rlq "/opt/python/cp311-cp311" "$VENV/share" --include='*.cmake'
 }

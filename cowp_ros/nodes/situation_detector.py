@@ -25,9 +25,8 @@ import threading
 import time
 from typing import Any
 
-import rclpy
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
@@ -35,6 +34,7 @@ from sensor_msgs.msg import CameraInfo, Image
 from cowp_interfaces.msg import Detection as DetectionMsg
 from cowp_interfaces.msg import DetectionArray, PlanStep, Situation
 from cowp_ros.errors import CowpError
+from cowp_ros.nodes.node_main import run_node
 from cowp_ros.perception.annotate import annotate
 from cowp_ros.perception.detections import Detection
 from cowp_ros.perception.detectors import BACKENDS, create_detector
@@ -121,6 +121,9 @@ class SituationDetector(Node):
             confidence=float(value["confidence_threshold"]),
             threads=int(value["threads"]),
         )
+        # The first inference sets up the backend (ultralytics builds its predictor): do it
+        # now, so the first camera frame is not the one that pays for it.
+        self.detector.detect(np.zeros((self.detector.imgsz, self.detector.imgsz, 3), np.uint8))
         self.known_classes = set(self.detector.class_names)
         self.class_map = ObjectClassMap.from_entries(value["object_classes"])
         self.fixed_target_class: str = value["target_class"]
@@ -352,23 +355,8 @@ def _detection_msg(detection: Detection) -> DetectionMsg:
 
 
 def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    try:
-        node = SituationDetector()
-    except CowpError as err:
-        rclpy.logging.get_logger("situation_detector").fatal(str(err))
-        rclpy.try_shutdown()
-        raise SystemExit(1) from None
-    executor = SingleThreadedExecutor()  # callbacks only hand frames over; detection has its thread
-    executor.add_node(node)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
+    # Callbacks only hand frames over and detection has its own thread: one thread spins.
+    run_node("situation_detector", SituationDetector, args=args)
 
 
 if __name__ == "__main__":

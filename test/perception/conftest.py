@@ -17,6 +17,10 @@ import pytest
 
 from cowp_ros.perception.models import cache_dir, default_model_path
 
+# Before anything imports ultralytics: it probes DNS at import unless told it is offline.
+os.environ.setdefault("YOLO_OFFLINE", "true")
+os.environ.setdefault("YOLO_VERBOSE", "false")
+
 ULTRALYTICS_ASSETS_MISSING = "ultralytics is not installed (perception setup skipped?)"
 
 

@@ -1,0 +1,211 @@
+"""commonsense: the LLM Plan Monitor (`CheckPlan`) and Knowledge Acquirer (`AcquireKnowledge`).
+
+The only node that talks to the language model. It asks the core's `PlanMonitor`,
+`PredicateGenerator` and `KnowledgeAcquirer` about the PDDL the caller sends (the task
+manager's current, possibly augmented, domain and state), so its answers always refer
+to the objects that exist now. When no server is configured it starts the embedded
+local model for its lifetime.
+
+Every question and answer goes back in the response, for the task manager's report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.node import Node
+
+from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
+from cowp_ros.errors import CowpError
+from cowp_ros.nodes.conversions import steps_from_msgs
+from cowp_ros.nodes.node_main import run_node
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.reasoning.acquirer import CandidateAssessment, KnowledgeAcquirer
+from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.reasoning.language_model import LanguageModel, YesNo
+from cowp_ros.reasoning.monitor import PlanMonitor
+from cowp_ros.reasoning.predicates import PredicateGenerator
+from cowp_ros.reasoning.settings import LLMSettings
+from cowp_ros.tasks import TaskSpec, get_task
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What one request is about: the registered task and its current PDDL."""
+
+    spec: TaskSpec
+    task: PlanningTask
+    phrases: ActionPhrases
+
+
+def p_yes_field(answer: YesNo) -> float:
+    return -1.0 if answer.p_yes is None else float(answer.p_yes)
+
+
+class CommonsenseNode(Node):
+    def __init__(self) -> None:
+        super().__init__("commonsense")
+        describe = {
+            "llm_url": "OpenAI-compatible base URL ('' = OPENAI_BASE_URL, else the embedded model)",
+            "llm_model": "model name on that server ('' = OPENAI_MODEL or the server's)",
+            "llm_timeout_s": "seconds one LLM request may take",
+            "embedded_model_path": "GGUF file for the embedded model ('' = the provisioned one)",
+        }
+        self.declare_parameter("llm_url", "", ParameterDescriptor(description=describe["llm_url"]))
+        self.declare_parameter(
+            "llm_model", "", ParameterDescriptor(description=describe["llm_model"])
+        )
+        self.declare_parameter(
+            "llm_timeout_s", 120.0, ParameterDescriptor(description=describe["llm_timeout_s"])
+        )
+        self.declare_parameter(
+            "embedded_model_path",
+            "",
+            ParameterDescriptor(description=describe["embedded_model_path"]),
+        )
+        self.declare_parameter(
+            "monitor_threshold",
+            0.5,
+            ParameterDescriptor(description="P(yes) below which an unclear answer means 'no'"),
+        )
+        self.threshold = float(self.get_parameter("monitor_threshold").value)
+        if not 0.0 < self.threshold < 1.0:
+            raise CowpError(f"parameter monitor_threshold must be in (0, 1), not {self.threshold}")
+
+        self._resources = contextlib.ExitStack()
+        self.model = self._open_model()
+        # One question at a time: the model server answers sequentially anyway, and the
+        # answer cache and usage counters stay consistent.
+        self._lock = threading.Lock()
+        group = MutuallyExclusiveCallbackGroup()
+        self.create_service(CheckPlan, "/cowp/check_plan", self.on_check_plan, callback_group=group)
+        self.create_service(
+            AcquireKnowledge,
+            "/cowp/acquire_knowledge",
+            self.on_acquire_knowledge,
+            callback_group=group,
+        )
+        self.get_logger().info(f"answering with {self.model.name}")
+
+    def _open_model(self) -> LanguageModel:
+        from cowp_ros.reasoning.endpoint import llm_endpoint
+        from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
+
+        settings = LLMSettings.resolve(
+            base_url=self.get_parameter("llm_url").value or None,
+            model=self.get_parameter("llm_model").value or None,
+            timeout_s=float(self.get_parameter("llm_timeout_s").value),
+        )
+        model_path = self.get_parameter("embedded_model_path").value or None
+        if not settings.configured:
+            self.get_logger().info("no LLM server configured: starting the embedded model")
+        resolved = self._resources.enter_context(llm_endpoint(settings, model_path=model_path))
+        self.get_logger().info(f"LLM server: {resolved.base_url} ({resolved.model})")
+        return OpenAICompatibleModel(resolved)
+
+    def destroy_node(self) -> None:
+        self._resources.close()  # stops the embedded server if we started one
+        super().destroy_node()
+
+    # ------------------------------------------------------------------ requests
+    def _context(self, task_name: str, domain: str, problem: str) -> TaskContext:
+        spec = get_task(task_name)
+        task = PlanningTask.from_text(domain, problem, "request") if domain else spec.load()
+        return TaskContext(spec, task, ActionPhrases(spec.phrases))
+
+    def on_check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response):
+        try:
+            with self._lock:
+                self._check_plan(request, response)
+            response.success = True
+        except CowpError as err:
+            response.success, response.message = False, str(err)
+            self.get_logger().warning(f"CheckPlan failed: {err}")
+        return response
+
+    def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
+        context = self._context(request.task, request.domain_pddl, request.problem_pddl)
+        steps = steps_from_msgs(request.steps)
+        monitor = PlanMonitor(self.model, context.phrases, threshold=self.threshold)
+        response.feasible, response.failing_step = True, -1
+        for index, step in enumerate(steps):
+            verdict = monitor.check(step, request.situation, context.task)
+            response.questions.append(verdict.question)
+            response.answers.append(verdict.answer.text)
+            response.p_yes.append(p_yes_field(verdict.answer))
+            response.unclear.append(verdict.unclear)
+            response.cached.append(verdict.answer.cached)
+            if not verdict.suitable:
+                response.feasible, response.failing_step = False, index
+                break
+        if response.feasible and steps:
+            return
+        focus = list(request.focus_objects) or [
+            arg for step in steps[max(response.failing_step, 0) :] for arg in step.args
+        ]
+        generator = PredicateGenerator(self.model, reserved=frozenset(context.task.predicates))
+        fact = generator.generate(request.situation, context.task, focus)
+        response.predicate = str(fact.atom)
+        response.predicate_subject = fact.subject or ""
+        response.predicate_source = fact.source
+        response.predicate_note = fact.note
+
+    def on_acquire_knowledge(
+        self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
+    ):
+        try:
+            with self._lock:
+                self._acquire(request, response)
+            response.success = True
+        except CowpError as err:
+            response.success, response.message = False, str(err)
+            self.get_logger().warning(f"AcquireKnowledge failed: {err}")
+        return response
+
+    def _acquire(self, request: AcquireKnowledge.Request, response) -> None:
+        if len(request.candidate_types) != len(request.candidate_examples):
+            raise CowpError("candidate_types and candidate_examples must have the same length")
+        context = self._context(request.task, request.domain_pddl, request.problem_pddl)
+        acquirer = KnowledgeAcquirer(self.model, context.phrases, threshold=self.threshold)
+        pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
+        if request.select_only:
+            accepted = [CandidateAssessment(kind, example) for kind, example in pairs]
+        else:
+            accepted = []
+            for kind, example in pairs:
+                assessment = acquirer.assess(
+                    context.task, request.role_type, list(request.actions), kind, example
+                )
+                for q in assessment.questions:
+                    response.question_candidates.append(kind)
+                    response.question_actions.append(q.action)
+                    response.questions.append(q.question)
+                    response.answers.append(q.answer.text)
+                    response.p_yes.append(p_yes_field(q.answer))
+                    response.suitable.append(q.suitable)
+                    response.unclear.append(q.unclear)
+                    response.cached.append(q.answer.cached)
+                if assessment.accepted:
+                    accepted.append(assessment)
+        response.accepted = [a.candidate_type for a in accepted]
+        response.confidence = [float(a.confidence) for a in accepted]
+        if not accepted:
+            return
+        selection = acquirer.select(
+            accepted, request.role_type, context.spec.description, request.situation
+        )
+        response.chosen, response.how = selection.chosen, selection.how
+        response.selection_question = selection.question or ""
+        response.selection_answer = selection.answer.text if selection.answer else ""
+
+
+def main(args: list[str] | None = None) -> None:
+    run_node("commonsense", CommonsenseNode, args=args)
+
+
+if __name__ == "__main__":
+    main()
