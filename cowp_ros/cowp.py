@@ -119,22 +119,28 @@ class OpenWorldPlanner:
         self,
         task: PlanningTask,
         *,
-        model: LanguageModel,
+        model: LanguageModel | None,
         planner: Planner,
         phrases: ActionPhrases,
         description: str,
         task_name: str = "",
         settings: CowpSettings | None = None,
         predicates: PredicateGenerator | None = None,
+        monitor: PlanMonitor | None = None,
+        acquirer: KnowledgeAcquirer | None = None,
     ) -> None:
+        """`model` asks every question unless `monitor`, `acquirer` and `predicates` are
+        given: the ROS task manager passes stand-ins that ask the commonsense node."""
+        if model is None and None in (monitor, acquirer, predicates):
+            raise CowpError("without a model, give the monitor, acquirer and predicates")
         self.task = task
         self.model = model
         self.planner = planner
         self.phrases = phrases
         self.description = description
         self.settings = settings or CowpSettings()
-        self.monitor = PlanMonitor(model, phrases)
-        self.acquirer = KnowledgeAcquirer(model, phrases)
+        self.monitor = monitor or PlanMonitor(model, phrases)
+        self.acquirer = acquirer or KnowledgeAcquirer(model, phrases)
         self.predicates = predicates or PredicateGenerator(
             model, reserved=frozenset(task.predicates)
         )
@@ -143,7 +149,7 @@ class OpenWorldPlanner:
             task=task_name or task.domain.name,
             description=description,
             planner=planner.name,
-            model=getattr(model, "name", type(model).__name__),
+            model=getattr(model, "name", type(model).__name__) if model else "remote",
         )
         self._state = _RunState()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import traceback
 from dataclasses import dataclass
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -112,7 +113,7 @@ class CommonsenseNode(Node):
         super().destroy_node()
 
     # ------------------------------------------------------------------ requests
-    def _context(self, task_name: str, domain: str, problem: str) -> TaskContext:
+    def _task_context(self, task_name: str, domain: str, problem: str) -> TaskContext:
         spec = get_task(task_name)
         task = PlanningTask.from_text(domain, problem, "request") if domain else spec.load()
         return TaskContext(spec, task, ActionPhrases(spec.phrases))
@@ -125,10 +126,14 @@ class CommonsenseNode(Node):
         except CowpError as err:
             response.success, response.message = False, str(err)
             self.get_logger().warning(f"CheckPlan failed: {err}")
+        except Exception as err:  # a bug: answer with it rather than kill the service
+            response.success = False
+            response.message = f"internal error {type(err).__name__}: {err}"
+            self.get_logger().error(f"CheckPlan failed:\n{traceback.format_exc()}")
         return response
 
     def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
-        context = self._context(request.task, request.domain_pddl, request.problem_pddl)
+        context = self._task_context(request.task, request.domain_pddl, request.problem_pddl)
         steps = steps_from_msgs(request.steps)
         monitor = PlanMonitor(self.model, context.phrases, threshold=self.threshold)
         response.feasible, response.failing_step = True, -1
@@ -164,12 +169,16 @@ class CommonsenseNode(Node):
         except CowpError as err:
             response.success, response.message = False, str(err)
             self.get_logger().warning(f"AcquireKnowledge failed: {err}")
+        except Exception as err:  # a bug: answer with it rather than kill the service
+            response.success = False
+            response.message = f"internal error {type(err).__name__}: {err}"
+            self.get_logger().error(f"AcquireKnowledge failed:\n{traceback.format_exc()}")
         return response
 
     def _acquire(self, request: AcquireKnowledge.Request, response) -> None:
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
-        context = self._context(request.task, request.domain_pddl, request.problem_pddl)
+        context = self._task_context(request.task, request.domain_pddl, request.problem_pddl)
         acquirer = KnowledgeAcquirer(self.model, context.phrases, threshold=self.threshold)
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
         if request.select_only:

@@ -1,0 +1,145 @@
+"""`cowp demo`: the COWP story end to end through real ROS 2 processes and a real model.
+
+Brings up the sim profile (sim_world, planner, commonsense, executor, task_manager),
+with the embedded local model unless a server is configured, sends the scenario's task
+as a RunTask goal, prints the feedback as a narrative, records a bag of the run, and
+shuts everything down. Exit 0 when the run ends as the scenario expects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+import time
+from pathlib import Path
+
+from cowp_ros.errors import CowpError
+
+RECORDED_TOPICS = {
+    "/cowp/situations": "cowp_interfaces/msg/Situation",
+    "/cowp/current_step": "cowp_interfaces/msg/PlanStep",
+    "/odom": "nav_msgs/msg/Odometry",
+    "/joint_states": "sensor_msgs/msg/JointState",
+}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments
+
+    parser = subparsers.add_parser(
+        "demo",
+        help="run a scenario end to end: sim graph, local model, RunTask, narrative, bag",
+        description="Bring up the simulated robot and the COWP nodes, run the scenario's "
+        "task, print what the robot planned, saw, asked, learned and did, and write a "
+        "report and a bag of the run.",
+    )
+    parser.add_argument(
+        "--scenario",
+        default="serve_water_dirty_cup",
+        help="scenario in config/scenarios/ (default: serve_water_dirty_cup)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("build/demo"), help="folder for logs, report and bag"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds the task may take in all"
+    )
+    add_llm_arguments(parser)
+    add_model_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
+    from cowp_ros.bringup.supervisor import Supervisor
+    from cowp_ros.cli.llm import settings_from_args
+    from cowp_ros.reasoning.endpoint import llm_endpoint
+    from cowp_ros.sim.scenario import load_scenario
+    from cowp_ros.tasks import get_task
+
+    started = time.monotonic()
+    scenario = load_scenario(args.scenario)
+    spec = get_task(scenario.task)
+    present = sorted(set(scenario.objects) - set(spec.task_objects) & set(spec.load().objects))
+    run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    print(f"scenario {scenario.name}: {scenario.description}")
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    endpoint = llm_endpoint(
+        settings_from_args(args),
+        model_path=args.model_path,
+        model_name=args.model,
+        on_start=_said_started,
+    )
+    with endpoint as llm:
+        print(f"language model: {llm.model} at {llm.base_url}")
+        profile = with_parameter_overrides(
+            load_profile("sim"),
+            [
+                f"sim_world.scenario={scenario.name}",
+                f"commonsense.llm_url={llm.base_url}",
+                f"commonsense.llm_model={llm.model}",
+                f"task_manager.present_objects={json.dumps(present or [''])}",
+                f"task_manager.report_dir={run_dir.resolve()}",
+            ],
+        )
+        supervisor = Supervisor(profile, run_dir / "logs", say=lambda _m: None)
+        supervisor.start()
+        try:
+            ready_s = supervisor.wait_ready(120.0)
+            print(f"{len(profile.nodes)} nodes ready in {ready_s:.1f} s (logs: {run_dir / 'logs'})")
+            return _run_task(scenario.task, run_dir, args.timeout, stop, started)
+        finally:
+            supervisor.stop()
+
+
+def _said_started(server) -> None:
+    print(
+        f"started the embedded model in {server.start_seconds:.1f} s "
+        f"({server.rss_bytes() / 2**30:.2f} GiB resident)"
+    )
+
+
+def _run_task(task: str, run_dir: Path, timeout_s: float, stop, started: float) -> int:
+    from cowp_ros.bags import BagRecorder
+    from cowp_ros.narrative import Narrator
+    from cowp_ros.task_client import Outcome, TaskClient
+
+    client = TaskClient()
+    recorder = BagRecorder(client.node, run_dir / "bag", RECORDED_TOPICS)
+    try:
+        client.wait_until_ready(60.0)
+        print(f"\nRunTask: {task}")
+        client.run_task(task)
+        narrator = Narrator()
+        deadline = time.monotonic() + timeout_s
+        while not client.is_task_complete():
+            for feedback in client.get_feedback():
+                narrator.show(feedback)
+            if stop.is_set():
+                print("interrupted: canceling the task")
+                client.cancel_task()
+                stop.clear()
+            if time.monotonic() > deadline:
+                print(f"no result after {timeout_s:.0f} s: canceling the task")
+                client.cancel_task()
+                deadline = float("inf")
+        for feedback in client.get_feedback():
+            narrator.show(feedback)
+        result = client.get_result()
+    finally:
+        recorder.close()
+        client.close()
+    print(f"\noutcome: {result.outcome.value}")
+    print(f"explanation: {result.explanation}")
+    print(f"executed: {' '.join(result.executed_steps) or 'nothing'}")
+    print(f"report: {result.report_path}")
+    print(f"bag: {run_dir / 'bag'} ({sum(recorder.counts.values())} messages)")
+    print(f"demo time: {time.monotonic() - started:.1f} s")
+    if result.outcome is not Outcome.COMPLETED:
+        raise CowpError(f"the task ended as {result.outcome.value}: {result.explanation}")
+    return 0
