@@ -350,9 +350,11 @@ class OpenWorldPlanner:
     def _first_blocked_step(self) -> tuple[PlanStep, KnownSituation] | None:
         """The first remaining step the monitor finds unsuitable in a known situation.
 
-        A step whose action already carries the situation's precondition is not asked
-        again: the planner has guaranteed it does not touch the affected object. That
-        rule is what makes the loop end: each (action, situation) pair is blocked once.
+        Not every pair is asked (see `_guarded`): a step whose action already carries
+        the situation's precondition, or that does not touch the object the situation
+        was found to be about. The first rule is what makes the loop end (each action
+        and situation pair is blocked once); the second keeps a small model's false
+        alarms ("find the spoon, if the cup is dirty? no") from blocking the stand-in.
         """
         for step in self._state.remaining:
             for known in self._state.situations:
@@ -370,8 +372,18 @@ class OpenWorldPlanner:
         return None
 
     def _guarded(self, step: PlanStep, known: KnownSituation) -> bool:
+        """True when `step` cannot be affected by `known` beyond what PDDL already says.
+
+        Before its first block a situation may concern any step (the monitor decides
+        which: "the sink is not found" blocks find_faucet). Once it has a fact about an
+        object, only steps that use that object are at risk; a world fact (no object)
+        stays relevant to every step.
+        """
         if known.fact is None:
             return False
+        subject = known.fact.subject
+        if subject is not None and subject not in step.args:
+            return True
         predicate = known.fact.atom.predicate
         return any(
             not lit.positive and lit.atom.predicate == predicate

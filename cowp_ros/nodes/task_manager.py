@@ -103,7 +103,6 @@ class TaskManager(Node):
         self.create_subscription(
             Situation, "/cowp/situations", self.on_situation, 20, callback_group=group
         )
-        self.current_step_pub = self.create_publisher(PlanStepMsg, "/cowp/current_step", 10)
         self.skill_client = ActionClient(
             self, ExecuteSkill, EXECUTE_SKILL_ACTION, callback_group=group
         )
@@ -267,8 +266,7 @@ class TaskRun:
         assert self.loop is not None
         self.step_index = len(self.executed)
         self.feedback("executing", f"doing: {self.loop.describe(step)} {step}")
-        message = step_to_msg(step)
-        self.node.current_step_pub.publish(message)
+        message = step_to_msg(step)  # the executor announces it on /cowp/current_step
         client = self.node.skill_client
         if not client.wait_for_server(timeout_sec=10.0):
             raise CowpError(

@@ -8,7 +8,8 @@ Prompt 3 (selection): "There are some objects, such as a bowl, a mug. Which is t
 suitable to replace the cup in the task of <task>, if <situation>?"
 
 The few-shot examples come from situations outside the six dataset tasks so that they
-teach the answer format without leaking the benchmark's answers.
+teach the answer format without leaking the benchmark's answers. Tests never assert a
+real model's answers; `benchmarks/` measures them.
 """
 
 from __future__ import annotations
@@ -17,29 +18,32 @@ from collections.abc import Sequence
 
 from cowp_ros.reasoning.language_model import Example
 
-MONITOR_SYSTEM = (
-    "You are a household robot's commonsense checker. Given one step of the robot's plan "
-    "and a situation, say whether the step can still be done well. Answer yes or no."
-)
-ACQUIRER_SYSTEM = (
-    "You are a household robot's commonsense checker. Say whether the robot can sensibly "
-    "do the action with the object named. Answer yes or no."
-)
+MONITOR_SYSTEM: str | None = None
+"""None: the client's own commonsense system prompt. Measured with Qwen2.5-Coder-1.5B on
+probe questions ("fill the cup ..., if the cup is dirty / blue"), a monitor-specific
+system prompt made the model answer "no" to everything, or, with other examples, "yes"
+to everything; the shared prompt kept the two apart best (and keeps the server's prompt
+cache warm across kinds of question)."""
+ACQUIRER_SYSTEM: str | None = None
 SELECTION_SYSTEM = (
     "You are a household robot's commonsense helper. Pick the one object from the list "
     "that best replaces the missing or unusable one. Answer with the object's name only."
 )
 
-MONITOR_EXAMPLES: tuple[Example, ...] = (
-    Example("Is it suitable for a robot to grasp the knife, if the knife is rusty?", "No"),
-    Example("Is it suitable for a robot to open the fridge, if the fridge is white?", "Yes"),
-    Example("Is it suitable for a robot to heat the soup, if the stove is broken?", "No"),
-    Example("Is it suitable for a robot to wipe the desk, if it is sunny outside?", "Yes"),
+COMMONSENSE_EXAMPLES: tuple[Example, ...] = (
+    Example("Is it suitable for a robot to open a drawer, if the drawer is locked?", "No"),
+    Example("Is it suitable for a robot to open a drawer, if the drawer is blue?", "Yes"),
+    Example("Is it suitable for a robot to cut bread with a spoon?", "No"),
+    Example("Is it suitable for a robot to cut bread with a bread knife?", "Yes"),
+    Example("Is it suitable for a robot to water a plant, if the watering can is empty?", "No"),
 )
-ACQUIRER_EXAMPLES: tuple[Example, ...] = (
-    Example("Is it suitable for a robot to stir the soup with a chopstick?", "Yes"),
-    Example("Is it suitable for a robot to stir the soup with a towel?", "No"),
-)
+"""Contrastive pairs (a situation that blocks the step and one that does not; an object
+that can do the job and one that cannot), from tasks outside the COWP dataset so that
+they teach the distinction without leaking the benchmark's answers. Used for Prompts 1
+and 2: on the probe questions they separated blocking from harmless situations better
+than monitor-only examples, which made the small model say "yes" to a dirty cup."""
+MONITOR_EXAMPLES = COMMONSENSE_EXAMPLES
+ACQUIRER_EXAMPLES = COMMONSENSE_EXAMPLES
 
 
 def sentence(situation: str) -> str:

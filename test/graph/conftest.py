@@ -34,3 +34,14 @@ def probe() -> Iterator[Probe]:
     made = Probe()
     yield made
     made.close()
+
+
+@pytest.fixture(scope="session")
+def local_llm() -> Iterator[tuple[str, str]]:
+    """(base URL, model name) of the embedded model, started once for the session."""
+    from cowp_ros.reasoning.endpoint import llm_endpoint
+    from cowp_ros.reasoning.settings import LLMSettings
+
+    with llm_endpoint(LLMSettings()) as settings:
+        assert settings.base_url and settings.model
+        yield settings.base_url, settings.model

@@ -1,0 +1,161 @@
+"""RunTask through the whole sim graph: real node processes, a real local model.
+
+The model's answers are not asserted (a small model's verdicts are the benchmark's
+business); the plumbing is: a goal runs to an outcome with a report, feedback follows
+the phases, situations reach the task manager from the topic, cancel and a dying node
+end the goal with a reason, and nothing hangs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from graph_harness import Probe, partial_profile
+
+from cowp_interfaces.msg import PlanStep, Situation
+from cowp_ros.bags import read_bag
+from cowp_ros.task_client import Outcome, TaskClient
+
+pytestmark = [pytest.mark.ros, pytest.mark.llm, pytest.mark.slow]
+
+NODES = ["sim_world", "planner", "commonsense", "executor", "task_manager"]
+
+
+def sim_profile(tmp_path: Path, llm_url: str, llm_model: str, extra: list[str] | None = None):
+    return partial_profile(
+        NODES,
+        [
+            "sim_world.publish_camera=false",
+            f"commonsense.llm_url={llm_url}",
+            f"commonsense.llm_model={llm_model}",
+            'task_manager.present_objects=["bowl_1", "mug_1", "plate_1"]',
+            f"task_manager.report_dir={tmp_path / 'reports'}",
+            *(extra or []),
+        ],
+    )
+
+
+def run_to_end(client: TaskClient, task: str, timeout_s: float = 600.0):
+    client.wait_until_ready(60)
+    client.run_task(task)
+    deadline = time.monotonic() + timeout_s
+    while not client.is_task_complete():
+        assert time.monotonic() < deadline, "the task did not finish"
+    return client.get_result()
+
+
+def test_serve_water_runs_to_an_outcome_with_report_and_feedback(
+    start_graph, local_llm, tmp_path: Path
+) -> None:
+    start_graph(sim_profile(tmp_path, *local_llm))
+    client = TaskClient()
+    try:
+        result = run_to_end(client, "serve water")  # a description resolves to serve_water
+    finally:
+        client.close()
+    assert result.outcome in {Outcome.COMPLETED, Outcome.NO_SOLUTION}, result.explanation
+    assert result.handled_situations == ["the cup is dirty"]  # the scenario's event
+    assert result.explanation
+    phases = [f.phase for f in result.feedback]
+    assert phases[0] == "planning" and phases[-1] == "done"
+    assert "monitoring" in phases
+    events = " ".join(f.last_event for f in result.feedback)
+    assert "situation: the cup is dirty" in events
+    report = json.loads(Path(result.report_path).read_text())
+    assert report["outcome"] == result.outcome.value
+    monitor = [e for e in report["cowp"]["events"] if e["kind"] == "monitor"]
+    assert monitor and all("if the cup is dirty" in e["text"] for e in monitor)
+    assert report["timing"]["monitor"]["calls"] >= 1
+    assert report["timing"]["execute"]["calls"] == len(result.executed_steps)
+    if result.outcome is Outcome.COMPLETED:
+        assert result.executed_steps[-1].startswith("deliver_water")
+
+
+def test_situation_published_by_a_person_reaches_the_task_manager(
+    start_graph, local_llm, probe: Probe, tmp_path: Path
+) -> None:
+    start_graph(sim_profile(tmp_path, *local_llm, ["sim_world.scenario_events=false"]))
+    publisher = probe.node.create_publisher(Situation, "/cowp/situations", 10)
+    steps = probe.listen(PlanStep, "/cowp/current_step")
+    client = TaskClient()
+    try:
+        client.wait_until_ready(60)
+        client.run_task("serve_water")
+        probe.spin_until(lambda: bool(steps), 60, "the first step")
+        publisher.publish(Situation(text="the faucet is broken", source="operator"))
+        while not client.is_task_complete():
+            probe.executor.spin_once(timeout_sec=0.05)
+        result = client.get_result()
+    finally:
+        client.close()
+    assert result.handled_situations == ["the faucet is broken"]
+    assert result.outcome in {Outcome.COMPLETED, Outcome.NO_SOLUTION}
+
+
+def test_cancel_mid_task_ends_canceled(start_graph, local_llm, tmp_path: Path) -> None:
+    start_graph(sim_profile(tmp_path, *local_llm, ["sim_world.scenario_events=false"]))
+    client = TaskClient()
+    try:
+        client.wait_until_ready(60)
+        client.run_task("serve_water")
+        deadline = time.monotonic() + 60
+        while not any(f.phase == "executing" for f in client._feedback):
+            assert time.monotonic() < deadline
+            client.is_task_complete()
+        client.cancel_task()
+        result = client.get_result(timeout_s=60)
+    finally:
+        client.close()
+    assert result.outcome is Outcome.CANCELED
+    assert len(result.executed_steps) < 5
+
+
+def test_a_node_killed_mid_task_aborts_with_a_reason(
+    start_graph, local_llm, tmp_path: Path
+) -> None:
+    supervisor = start_graph(sim_profile(tmp_path, *local_llm, ["sim_world.scenario_events=false"]))
+    client = TaskClient()
+    try:
+        client.wait_until_ready(60)
+        client.run_task("serve_water")
+        deadline = time.monotonic() + 60
+        while not any(f.phase == "executing" for f in client._feedback):
+            assert time.monotonic() < deadline
+            client.is_task_complete()
+        os.kill(supervisor.nodes["executor"].process.pid, signal.SIGKILL)
+        result = client.get_result(timeout_s=120)
+    finally:
+        client.close()
+    assert result.outcome is Outcome.ABORTED
+    assert "executor" in result.explanation
+    dead = {d.name for d in supervisor.dead_nodes()}
+    assert dead == {"executor"}
+
+
+def test_demo_bag_records_the_run(start_graph, local_llm, tmp_path: Path) -> None:
+    from cowp_ros.bags import BagRecorder
+
+    start_graph(sim_profile(tmp_path, *local_llm))
+    client = TaskClient()
+    bag = tmp_path / "bag"
+    recorder = BagRecorder(
+        client.node,
+        bag,
+        {
+            "/cowp/situations": "cowp_interfaces/msg/Situation",
+            "/cowp/current_step": "cowp_interfaces/msg/PlanStep",
+        },
+    )
+    try:
+        result = run_to_end(client, "serve_water")
+    finally:
+        recorder.close()
+        client.close()
+    topics = [r.topic for r in read_bag(bag)]
+    assert topics.count("/cowp/current_step") == len(result.executed_steps)
+    assert topics.count("/cowp/situations") == 1
