@@ -17,6 +17,7 @@ PHASE_MARKS = {
     "executing": "do",
     "done": "end",
 }
+"""Short marks, so the events line up after them."""
 
 
 class Narrator:

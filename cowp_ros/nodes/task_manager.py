@@ -33,7 +33,7 @@ from rclpy.node import Node
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import PlanStep as PlanStepMsg
 from cowp_interfaces.msg import Situation
-from cowp_ros.cowp import CowpSettings, OpenWorldPlanner, Phase
+from cowp_ros.cowp import CowpSettings, OpenWorldPlanner, Phase, Reaction
 from cowp_ros.errors import CowpError
 from cowp_ros.nodes.conversions import step_to_msg, steps_to_msgs
 from cowp_ros.nodes.node_main import run_node
@@ -41,9 +41,28 @@ from cowp_ros.nodes.remote_reasoning import PhaseClock, RemoteCommonsense, Remot
 from cowp_ros.pddl import edits
 from cowp_ros.planning import PlanStep
 from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.report import Event
 from cowp_ros.tasks import TaskSpec, get_task
 
 EXECUTE_SKILL_ACTION = "/cowp/execute_skill"
+
+
+EVENT_PHASES = {
+    "plan": "planning",
+    "situation": "monitoring",
+    "monitor": "monitoring",
+    "predicate": "monitoring",
+    "pddl_change": "",  # told in the phase of the change it belongs to
+    "acquirer": "acquiring",
+    "selection": "acquiring",
+    "learned": "acquiring",
+}
+REACTION_TEXT = {
+    Reaction.FEASIBLE: "the plan still works: keeping it",
+    Reaction.REPLANNED: "changed the plan",
+    Reaction.ACQUIRED: "changed the plan with what was learned",
+    Reaction.NO_SOLUTION: "no plan is left",
+}
 
 
 class GoalCanceledError(Exception):
@@ -99,7 +118,9 @@ class TaskManager(Node):
                 raise CowpError(f"parameter {name} must be > 0")
 
         group = ReentrantCallbackGroup()
-        self.situations: queue.Queue[str] = queue.Queue()
+        # (text, seconds since the step in progress started): the perceive time.
+        self.situations: queue.Queue[tuple[str, float]] = queue.Queue()
+        self.step_started_at = time.monotonic()
         self.create_subscription(
             Situation, "/cowp/situations", self.on_situation, 20, callback_group=group
         )
@@ -123,7 +144,7 @@ class TaskManager(Node):
         text = " ".join(message.text.split())
         if text:
             self.get_logger().info(f"situation from {message.source or 'someone'}: {text}")
-            self.situations.put(text)
+            self.situations.put((text, time.monotonic() - self.step_started_at))
 
     def on_goal(self, goal: RunTask.Goal) -> GoalResponse:
         if self._busy.locked():
@@ -148,6 +169,7 @@ class TaskRun:
         self.handled: list[str] = []
         self.loop: OpenWorldPlanner | None = None
         self.step_index = -1
+        self.phase = "planning"
         self.clock = PhaseClock()
         self.remotes: list[RemotePlanner | RemoteCommonsense] = []
 
@@ -192,9 +214,9 @@ class TaskRun:
         spec = resolve_task(self.goal.request.task)
         self._drain_stale_situations()
         self.loop = self._make_loop(spec)
+        self.loop.report.listeners.append(self._on_report_event)
         self.feedback("planning", f"planning {spec.name}: {spec.description}")
         self.loop.plan()
-        self.feedback("planning", self._plan_event("planned"))
         retries = 0
         while True:
             self._check_cancel()
@@ -212,7 +234,6 @@ class TaskRun:
             if retries > self.node.max_step_retries:
                 return RunOutcome("aborted", f"aborted: {step} failed: {message}")
             self.loop.step_done(False)
-            self.feedback("planning", self._plan_event("replanned after the failure"))
         phase = self.loop.phase
         if phase is Phase.COMPLETED:
             return RunOutcome("completed", self.loop.explanation())
@@ -248,13 +269,13 @@ class TaskRun:
         assert self.loop is not None
         while True:
             try:
-                text = self.node.situations.get_nowait()
+                text, perceive_s = self.node.situations.get_nowait()
             except queue.Empty:
                 return
-            self.feedback("monitoring", f"situation: {text}; asking whether the plan still works")
+            self.clock.add("perceive", perceive_s)
             reaction = self.loop.observe(text)
             self.handled.append(text)
-            self.feedback("monitoring", self._plan_event(f"{reaction.value}: {text}"))
+            self.feedback("monitoring", REACTION_TEXT[reaction])
 
     def _drain_stale_situations(self) -> None:
         """Situations from before this goal belong to an earlier task."""
@@ -267,6 +288,7 @@ class TaskRun:
         self.step_index = len(self.executed)
         self.feedback("executing", f"doing: {self.loop.describe(step)} {step}")
         message = step_to_msg(step)  # the executor announces it on /cowp/current_step
+        self.node.step_started_at = time.monotonic()
         client = self.node.skill_client
         if not client.wait_for_server(timeout_sec=10.0):
             raise CowpError(
@@ -313,12 +335,17 @@ class TaskRun:
             raise GoalCanceledError
 
     # ----------------------------------------------------------------- feedback
-    def _plan_event(self, prefix: str) -> str:
-        assert self.loop is not None
-        steps = ", ".join(str(s) for s in self.loop.remaining_steps) or "nothing left to do"
-        return f"{prefix}: {steps}"
+    def _on_report_event(self, event: Event) -> None:
+        """The loop's own account (plans, questions, answers, PDDL changes) as feedback.
+
+        Steps and the outcome are told by the run itself, with the robot's view.
+        """
+        phase = EVENT_PHASES.get(event.kind)
+        if phase is not None:
+            self.feedback(phase or self.phase, event.text)
 
     def feedback(self, phase: str, event: str) -> None:
+        self.phase = phase
         plan = list(self.loop.remaining_steps) if self.loop else []
         message = RunTask.Feedback(
             phase=phase, plan=steps_to_msgs(plan), step_index=self.step_index, last_event=event
