@@ -20,12 +20,12 @@ SITUATION = "cowp_interfaces/msg/Situation"
 
 
 def situation(store, text: str, about: str, stamp_ns: int):
-    Situation = store.types[SITUATION]
-    Header = store.types["std_msgs/msg/Header"]
-    Time = store.types["builtin_interfaces/msg/Time"]
-    stamp = Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
-    return Situation(
-        header=Header(stamp=stamp, frame_id=""),
+    situation_type = store.types[SITUATION]
+    header_type = store.types["std_msgs/msg/Header"]
+    time_type = store.types["builtin_interfaces/msg/Time"]
+    stamp = time_type(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+    return situation_type(
+        header=header_type(stamp=stamp, frame_id=""),
         text=text,
         object=about,
         source="replay",
