@@ -74,7 +74,7 @@ class TaskClient:
         self._goal_handle = None
         self._result_future = None
         self._feedback: list[RunTask.Feedback] = []
-        self._unread = 0
+        self._read = 0  # feedback messages already handed out by get_feedback()
 
     # ------------------------------------------------------------------ lifecycle
     def wait_until_ready(self, timeout_s: float = 60.0) -> None:
@@ -93,7 +93,7 @@ class TaskClient:
     def run_task(self, task: str, timeout_s: float = 30.0) -> None:
         """Send the goal; raises CowpError if the task manager rejects it."""
         self._feedback = []
-        self._unread = 0
+        self._read = 0
         future = self.client.send_goal_async(
             RunTask.Goal(task=task), feedback_callback=self._on_feedback
         )
@@ -112,9 +112,14 @@ class TaskClient:
 
     def get_feedback(self) -> list[RunTask.Feedback]:
         """Feedback received since the last call (the narrative, in order)."""
-        new = self._feedback[len(self._feedback) - self._unread :] if self._unread else []
-        self._unread = 0
+        new = self._feedback[self._read :]
+        self._read = len(self._feedback)
         return new
+
+    @property
+    def all_feedback(self) -> list[RunTask.Feedback]:
+        """Every feedback message of the current task so far."""
+        return list(self._feedback)
 
     def cancel_task(self, timeout_s: float = 10.0) -> None:
         if self._goal_handle is None:
@@ -156,7 +161,6 @@ class TaskClient:
     # -------------------------------------------------------------------- helpers
     def _on_feedback(self, message) -> None:
         self._feedback.append(message.feedback)
-        self._unread += 1
 
     def _spin_until(self, future, timeout_s: float, what: str) -> None:
         deadline = time.monotonic() + timeout_s

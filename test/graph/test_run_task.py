@@ -105,7 +105,7 @@ def test_cancel_mid_task_ends_canceled(start_graph, local_llm, tmp_path: Path) -
         client.wait_until_ready(60)
         client.run_task("serve_water")
         deadline = time.monotonic() + 60
-        while not any(f.phase == "executing" for f in client._feedback):
+        while not any(f.phase == "executing" for f in client.all_feedback):
             assert time.monotonic() < deadline
             client.is_task_complete()
         client.cancel_task()
@@ -125,7 +125,7 @@ def test_a_node_killed_mid_task_aborts_with_a_reason(
         client.wait_until_ready(60)
         client.run_task("serve_water")
         deadline = time.monotonic() + 60
-        while not any(f.phase == "executing" for f in client._feedback):
+        while not any(f.phase == "executing" for f in client.all_feedback):
             assert time.monotonic() < deadline
             client.is_task_complete()
         os.kill(supervisor.nodes["executor"].process.pid, signal.SIGKILL)
