@@ -79,8 +79,6 @@ class CommonsenseNode(Node):
 
         self._resources = contextlib.ExitStack()
         self.model = self._open_model()
-        # One question at a time: the model server answers sequentially anyway, and the
-        # answer cache and usage counters stay consistent.
         self._lock = threading.Lock()
         group = MutuallyExclusiveCallbackGroup()
         self.create_service(CheckPlan, "/cowp/check_plan", self.on_check_plan, callback_group=group)
@@ -119,17 +117,30 @@ class CommonsenseNode(Node):
         return TaskContext(spec, task, ActionPhrases(spec.phrases))
 
     def on_check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response):
+        return self._answer("CheckPlan", self._check_plan, request, response)
+
+    def on_acquire_knowledge(
+        self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
+    ):
+        return self._answer("AcquireKnowledge", self._acquire, request, response)
+
+    def _answer(self, name: str, work, request, response):
+        """Run one request; every failure becomes `success: false` with a message.
+
+        One at a time: the model server answers sequentially anyway, and the answer
+        cache and usage counters stay consistent.
+        """
         try:
             with self._lock:
-                self._check_plan(request, response)
+                work(request, response)
             response.success = True
         except CowpError as err:
             response.success, response.message = False, str(err)
-            self.get_logger().warning(f"CheckPlan failed: {err}")
+            self.get_logger().warning(f"{name} failed: {err}")
         except Exception as err:  # a bug: answer with it rather than kill the service
             response.success = False
             response.message = f"internal error {type(err).__name__}: {err}"
-            self.get_logger().error(f"CheckPlan failed:\n{traceback.format_exc()}")
+            self.get_logger().error(f"{name} failed:\n{traceback.format_exc()}")
         return response
 
     def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
@@ -158,22 +169,6 @@ class CommonsenseNode(Node):
         response.predicate_subject = fact.subject or ""
         response.predicate_source = fact.source
         response.predicate_note = fact.note
-
-    def on_acquire_knowledge(
-        self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
-    ):
-        try:
-            with self._lock:
-                self._acquire(request, response)
-            response.success = True
-        except CowpError as err:
-            response.success, response.message = False, str(err)
-            self.get_logger().warning(f"AcquireKnowledge failed: {err}")
-        except Exception as err:  # a bug: answer with it rather than kill the service
-            response.success = False
-            response.message = f"internal error {type(err).__name__}: {err}"
-            self.get_logger().error(f"AcquireKnowledge failed:\n{traceback.format_exc()}")
-        return response
 
     def _acquire(self, request: AcquireKnowledge.Request, response) -> None:
         if len(request.candidate_types) != len(request.candidate_examples):

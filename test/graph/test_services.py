@@ -1,0 +1,106 @@
+"""The planner and commonsense services called directly, as another ROS program would."""
+
+from __future__ import annotations
+
+import pytest
+from graph_harness import Probe, partial_profile
+
+from cowp_interfaces.msg import PlanStep
+from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
+from cowp_ros.tasks import get_task
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+
+def call(probe: Probe, srv_type, name: str, request, timeout_s: float = 120.0):
+    client = probe.node.create_client(srv_type, name)
+    assert client.wait_for_service(timeout_sec=30), name
+    return probe.wait_future(client.call_async(request), timeout_s, name)
+
+
+def test_plan_service_plans_a_task_and_reports_bad_pddl(start_graph, probe: Probe) -> None:
+    start_graph(partial_profile(["planner"]))
+    response = call(probe, Plan, "/cowp/plan", Plan.Request(task="fill_cup"))
+    assert response.success and response.status == "found"
+    assert response.steps[-1].action == "place_cup" and response.planner
+    task = get_task("serve_water").load()
+    response = call(
+        probe,
+        Plan,
+        "/cowp/plan",
+        Plan.Request(domain_pddl=task.domain_text(), problem_pddl=task.problem_text()),
+    )
+    assert response.success and response.steps[-1].action == "deliver_water"
+    broken = call(
+        probe, Plan, "/cowp/plan", Plan.Request(domain_pddl="(define (domain", problem_pddl="x")
+    )
+    assert not broken.success and broken.status == "error" and broken.message
+    unknown = call(probe, Plan, "/cowp/plan", Plan.Request(task="make_coffee"))
+    assert unknown.status == "error" and "unknown task" in unknown.message
+
+
+@pytest.mark.llm
+def test_commonsense_answers_and_reports_bad_requests(start_graph, local_llm, probe) -> None:
+    url, model = local_llm
+    start_graph(
+        partial_profile(
+            ["commonsense"], [f"commonsense.llm_url={url}", f"commonsense.llm_model={model}"]
+        )
+    )
+    step = PlanStep(action="fill_water", arguments=["cup_1", "faucet_1"])
+    check = call(
+        probe,
+        CheckPlan,
+        "/cowp/check_plan",
+        CheckPlan.Request(task="serve_water", steps=[step], situation="the cup is dirty"),
+    )
+    assert check.success, check.message
+    assert check.questions == [
+        "Is it suitable for a robot to fill the cup with water from the faucet, "
+        "if the cup is dirty?"
+    ]
+    assert len(check.answers) == len(check.p_yes) == len(check.unclear) == 1
+    assert check.failing_step in (-1, 0)
+    assert (check.predicate == "(is_dirty cup_1)") == (not check.feasible)
+
+    only_predicate = call(
+        probe,
+        CheckPlan,
+        "/cowp/check_plan",
+        CheckPlan.Request(task="serve_water", situation="the cup is dirty"),
+    )
+    assert only_predicate.predicate == "(is_dirty cup_1)" and not only_predicate.questions
+    assert only_predicate.predicate_subject == "cup_1"
+
+    acquire = call(
+        probe,
+        AcquireKnowledge,
+        "/cowp/acquire_knowledge",
+        AcquireKnowledge.Request(
+            task="serve_water",
+            role_type="cup",
+            actions=["fill_water"],
+            candidate_types=["bowl", "mug"],
+            candidate_examples=["bowl_1", "mug_1"],
+            situation="the cup is dirty",
+        ),
+    )
+    assert acquire.success, acquire.message
+    assert set(acquire.question_candidates) == {"bowl", "mug"}
+    assert set(acquire.accepted) <= {"bowl", "mug"}
+    assert (acquire.chosen in acquire.accepted) if acquire.accepted else acquire.chosen == ""
+
+    mismatched = call(
+        probe,
+        AcquireKnowledge,
+        "/cowp/acquire_knowledge",
+        AcquireKnowledge.Request(task="serve_water", candidate_types=["bowl"]),
+    )
+    assert not mismatched.success and "same length" in mismatched.message
+    unknown = call(
+        probe,
+        CheckPlan,
+        "/cowp/check_plan",
+        CheckPlan.Request(task="make_coffee", situation="x"),
+    )
+    assert not unknown.success and "unknown task" in unknown.message
