@@ -16,9 +16,11 @@ help:
 setup:
 	@bash scripts/setup.sh
 
+LINTED := cowp_ros test scripts launch benchmarks setup.py
+
 lint: setup
-	$(VENV)/bin/ruff check cowp_ros test scripts launch
-	$(VENV)/bin/ruff format --check cowp_ros test scripts launch
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
 
 test: setup
 	$(PY) -m pytest -ra test

@@ -4,12 +4,23 @@ Every step is executed as succeeding; each situation is raised before the step `
 names (a 1-based step number or an action name; default: before the first step). The
 narrative says what the robot planned, saw, asked, learned and did; `--report` writes
 the whole run as JSON.
+
+Related methods (issue 10), each chosen by a flag:
+  --planner llm_guided [--beam K]   the language model ranks next actions in a beam search
+                                    (symbolically checked, plan verified; pyperplan takes
+                                    over if the search gives up)
+  --llm-state                       situations pass through an LLM-kept object belief
+  --dkprompt pre|post|both --images DIR [--vlm-url URL --vlm-model NAME]
+                                    check each step's preconditions and/or effects on
+                                    camera images with a vision-language model; replan
+                                    on a mismatch (DIR holds 01_pre.png, 01_post.png, ...)
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import sys
 from collections.abc import Iterator, Sequence
 
@@ -21,7 +32,9 @@ from cowp_ros.cowp import (
     execute_with_situations,
 )
 from cowp_ros.errors import CowpError
-from cowp_ros.planning import make_planner
+from cowp_ros.planning import Planner, make_planner
+from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.reasoning.dkprompt import VisualQuestioner
 from cowp_ros.reasoning.language_model import LanguageModel
 from cowp_ros.reasoning.settings import LLMSettings
 from cowp_ros.report import Event
@@ -75,6 +88,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="ask about at most N kinds of stand-in object per failed role",
     )
     parser.add_argument("--report", default=None, metavar="FILE", help="write the JSON report")
+    related = parser.add_argument_group("related methods (issue 10)")
+    related.add_argument(
+        "--beam", type=int, default=3, metavar="K", help="beam width of --planner llm_guided"
+    )
+    related.add_argument(
+        "--llm-state", action="store_true", help="keep an LLM belief in front of the monitor"
+    )
+    related.add_argument(
+        "--dkprompt",
+        choices=("pre", "post", "both"),
+        default=None,
+        help="check preconditions (pre), effects (post) or both on images with a VLM",
+    )
+    related.add_argument("--images", default=None, metavar="DIR", help="images for --dkprompt")
+    related.add_argument("--vlm-url", default=None, help="OpenAI-compatible vision server URL")
+    related.add_argument("--vlm-model", default=None, help="vision model name on that server")
+    related.add_argument("--vlm-api-key", default=None, help="API key of the vision server")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome")
     add_problem_arguments(parser)
     parser.set_defaults(func=run_task)
@@ -128,6 +158,81 @@ def print_event(event: Event) -> None:
     print(f"{LABELS.get(event.kind, event.kind):5s} {event.text}", flush=True)
 
 
+def build_planner(args: argparse.Namespace, model: LanguageModel | None) -> Planner:
+    """The planner --planner names; llm_guided gets the run's model and a fallback."""
+    if args.planner.lower().replace("-", "_") != "llm_guided":
+        return make_planner(args.planner)
+    if model is None:
+        raise CowpError("--planner llm_guided needs a language model")
+    from cowp_ros.planning.llm_guided import make_llm_guided_planner
+
+    return make_llm_guided_planner(model, beam=args.beam, fallback=make_planner("pyperplan"))
+
+
+def uses_text_model(args: argparse.Namespace) -> bool:
+    """DKPROMPT alone asks only the vision model; everything else asks the text model."""
+    return not args.dkprompt or args.planner.lower().replace("-", "_") == "llm_guided"
+
+
+def check_related_flags(args: argparse.Namespace) -> None:
+    """Refuse flag combinations that mean nothing, before any model starts."""
+    if args.beam < 1:
+        raise CowpError(f"--beam {args.beam}: the beam width is at least 1")
+    if args.dkprompt:
+        if not args.images:
+            raise CowpError("--dkprompt needs --images DIR (01_pre.png, 01_post.png, ...)")
+        if args.situation or args.llm_state:
+            raise CowpError(
+                "--dkprompt reads the world from images; --situation and --llm-state belong "
+                "to the COWP loop",
+                hint="run them separately",
+            )
+    elif args.images:
+        raise CowpError("--images is for --dkprompt", hint="add --dkprompt pre|post|both")
+
+
+def open_vision(args: argparse.Namespace) -> VisualQuestioner:
+    """The vision-language model --vlm-url names (tests hand in a recorded one)."""
+    from cowp_ros.reasoning.dkprompt_vision import OpenAIVisionQuestioner
+
+    settings = LLMSettings.resolve(
+        base_url=args.vlm_url, model=args.vlm_model, api_key=args.vlm_api_key
+    )
+    return OpenAIVisionQuestioner(settings)
+
+
+def run_dkprompt(args: argparse.Namespace, spec: TaskSpec, model: LanguageModel | None) -> int:
+    """The task under DKPROMPT checks on the images in --images."""
+    from pathlib import Path
+
+    from cowp_ros.reasoning.dkprompt import DKPromptChecker
+    from cowp_ros.reasoning.dkprompt_loop import DKPromptLoop, DKPromptMode, ImageDirectory
+
+    problem = spec.build_problem(args.objects, seed=args.seed)
+    planner = build_planner(args, model)
+    questioner = open_vision(args)
+    loop = DKPromptLoop(
+        problem,
+        planner=planner,
+        checker=DKPromptChecker(questioner),
+        images=ImageDirectory(Path(args.images)),
+        mode=DKPromptMode.parse(args.dkprompt),
+        phrases=ActionPhrases(spec.phrases),
+        planner_timeout_s=args.timeout,
+    )
+    loop.report.task = spec.name
+    loop.report.description = spec.description
+    if not args.quiet:
+        print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
+        print(f"DKPROMPT ({args.dkprompt}) with {questioner.name}; planner: {planner.name}")
+        loop.report.listeners.append(print_event)
+    run = loop.run()
+    print(f"outcome: {run.outcome}: {run.report.explanation}")
+    if args.report:
+        print(f"report: {run.report.write(args.report)}")
+    return 0 if run.outcome == "completed" else 3
+
+
 def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageModel) -> int:
     """The run itself, given a model (tests hand in a scripted one)."""
     schedule = schedule_from(args.situation, args.at)
@@ -135,7 +240,7 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
     loop = OpenWorldPlanner.for_task(
         spec,
         model,
-        make_planner(args.planner),
+        build_planner(args, model),
         problem=problem,
         settings=CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates),
     )
@@ -143,7 +248,14 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
         print(f"model: {loop.report.model}; planner: {loop.planner.name}")
         loop.report.listeners.append(print_event)
-    report = execute_with_situations(loop, schedule)
+    if args.llm_state:
+        from cowp_ros.reasoning.llm_state_loop import attach_llm_state, execute_with_belief
+
+        report = execute_with_belief(loop, attach_llm_state(loop), schedule)
+        if not args.quiet:
+            print(f"belief: {json.dumps(report.usage.get('belief', {}).get('objects', {}))[:2000]}")
+    else:
+        report = execute_with_situations(loop, schedule)
     print(f"outcome: {report.outcome}: {report.explanation}")
     if args.report:
         path = report.write(args.report)
@@ -154,8 +266,13 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
 def run_task(args: argparse.Namespace) -> int:
     spec = get_task(args.task)
     schedule_from(args.situation, args.at)  # bad flags fail before a model starts
+    check_related_flags(args)
     try:
+        if args.dkprompt and not uses_text_model(args):
+            return run_dkprompt(args, spec, None)
         with open_model(args) as model:
+            if args.dkprompt:
+                return run_dkprompt(args, spec, model)
             return run_with_model(args, spec, model)
     except CowpError:
         raise

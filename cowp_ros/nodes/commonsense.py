@@ -15,6 +15,7 @@ import contextlib
 import threading
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -27,6 +28,7 @@ from cowp_ros.nodes.node_main import run_node
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.reasoning.acquirer import CandidateAssessment, KnowledgeAcquirer
 from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.reasoning.calibration.config import MonitorCalibration, calibration_for
 from cowp_ros.reasoning.language_model import LanguageModel, YesNo
 from cowp_ros.reasoning.monitor import PlanMonitor
 from cowp_ros.reasoning.predicates import PredicateGenerator
@@ -76,6 +78,15 @@ class CommonsenseNode(Node):
         self.threshold = float(self.get_parameter("monitor_threshold").value)
         if not 0.0 < self.threshold < 1.0:
             raise CowpError(f"parameter monitor_threshold must be in (0, 1), not {self.threshold}")
+        self.declare_parameter(
+            "monitor_calibration",
+            "",
+            ParameterDescriptor(
+                description="calibration YAML for the monitor's scored decision ('' = "
+                "config/monitor_calibration.yaml, 'off' = the plain yes/no answer)"
+            ),
+        )
+        self._calibration_file = str(self.get_parameter("monitor_calibration").value)
 
         self._resources = contextlib.ExitStack()
         self.model = self._open_model()
@@ -88,6 +99,7 @@ class CommonsenseNode(Node):
             self.on_acquire_knowledge,
             callback_group=group,
         )
+        self.calibration = self._load_calibration()
         self.get_logger().info(f"answering with {self.model.name}")
 
     def _open_model(self) -> LanguageModel:
@@ -105,6 +117,23 @@ class CommonsenseNode(Node):
         resolved = self._resources.enter_context(llm_endpoint(settings, model_path=model_path))
         self.get_logger().info(f"LLM server: {resolved.base_url} ({resolved.model})")
         return OpenAICompatibleModel(resolved)
+
+    def _load_calibration(self) -> MonitorCalibration | None:
+        """The monitor's calibrated decision for this model, read once at start-up."""
+        if self._calibration_file == "off":
+            return None
+        path = Path(self._calibration_file) if self._calibration_file else None
+        calibration = calibration_for(self.model.name, path)
+        if calibration is None:
+            self.get_logger().info(
+                f"no monitor calibration for {self.model.name}: plain yes/no decisions"
+            )
+        else:
+            self.get_logger().info(
+                f"monitor calibration: {calibration.variant.name}, blocked at score >= "
+                f"{calibration.threshold:.3f}"
+            )
+        return calibration
 
     def destroy_node(self) -> None:
         self._resources.close()  # stops the embedded server if we started one
@@ -146,7 +175,9 @@ class CommonsenseNode(Node):
     def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
         context = self._task_context(request.task, request.domain_pddl, request.problem_pddl)
         steps = steps_from_msgs(request.steps)
-        monitor = PlanMonitor(self.model, context.phrases, threshold=self.threshold)
+        monitor = PlanMonitor(
+            self.model, context.phrases, threshold=self.threshold, calibration=self.calibration
+        )
         response.feasible, response.failing_step = True, -1
         for index, step in enumerate(steps):
             verdict = monitor.check(step, request.situation, context.task)

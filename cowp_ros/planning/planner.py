@@ -39,12 +39,27 @@ def _fast_downward() -> Planner:
     return FastDownwardPlanner()
 
 
+def _llm_guided() -> Planner:
+    """LLM-guided search cannot be built from a name alone: it needs the model to ask."""
+    raise PlannerError(
+        "the llm_guided planner needs a language model, and make_planner() has none",
+        hint="in code: cowp_ros.planning.llm_guided.make_llm_guided_planner(model, beam=3); "
+        "on the command line: cowp run TASK --planner llm_guided (it passes the run's model)",
+    )
+
+
 PLANNERS: dict[str, Callable[[], Planner]] = {
     "pyperplan": _pyperplan,
     "fast_downward": _fast_downward,
+    "llm_guided": _llm_guided,
 }
 PLANNER_NAMES = tuple(PLANNERS)
-ALIASES = {"fd": "fast_downward", "fast-downward": "fast_downward", "downward": "fast_downward"}
+ALIASES = {
+    "fd": "fast_downward",
+    "fast-downward": "fast_downward",
+    "downward": "fast_downward",
+    "llm-guided": "llm_guided",
+}
 
 
 def make_planner(name: str = "pyperplan") -> Planner:

@@ -134,6 +134,10 @@ def candidate_types(
     return sorted(found.items())
 
 
+SELECTION_SHORTLIST = 4
+"""How many accepted kinds Prompt 3 chooses among (the most confident by Prompt 2)."""
+
+
 class KnowledgeAcquirer:
     """Asks Prompts 2 and 3; the loop owns the PDDL changes and the replanning."""
 
@@ -144,11 +148,15 @@ class KnowledgeAcquirer:
         *,
         examples: tuple[Example, ...] = ACQUIRER_EXAMPLES,
         threshold: float = 0.5,
+        shortlist: int = SELECTION_SHORTLIST,
     ) -> None:
+        if shortlist < 1:
+            raise ValueError(f"shortlist must be at least 1, not {shortlist}")
         self.model = model
         self.phrases = phrases
         self.examples = examples
         self.threshold = threshold
+        self.shortlist = shortlist
 
     def assess(
         self,
@@ -179,11 +187,26 @@ class KnowledgeAcquirer:
         task_description: str,
         situation: str,
     ) -> Selection:
-        """Prompt 3 among the accepted kinds (no question when only one is left)."""
+        """Prompt 3 among the most confident accepted kinds (none asked for only one).
+
+        Only the `shortlist` kinds with the highest Prompt 2 confidence are offered
+        (ties keep their order): offered thirty accepted kinds, the 1.5B model picked a
+        broom to hold drinking water, although its P(yes) ranked mug, glass and bowl
+        first. A strong model loses nothing by choosing among the best few.
+        """
         if not accepted:
             raise ValueError("select() needs at least one accepted candidate")
         if len(accepted) == 1:
             return Selection(accepted[0].candidate_type, None, None, "only candidate")
+        offered = len(accepted)
+        accepted = sorted(accepted, key=lambda a: -a.confidence)[: self.shortlist]
+        if len(accepted) == 1:
+            return Selection(accepted[0].candidate_type, None, None, "most confident")
+        among = (
+            f" (among the {len(accepted)} most confident of {offered})"
+            if (offered > len(accepted))
+            else ""
+        )
         options = [noun(a.candidate_type, "") for a in accepted]
         question = selection_question(
             [noun(a.candidate_type, "a") for a in accepted],
@@ -193,7 +216,8 @@ class KnowledgeAcquirer:
         )
         answer = self.model.ask_choice(question, options, system=SELECTION_SYSTEM)
         if answer.index is not None and 0 <= answer.index < len(accepted):
-            return Selection(accepted[answer.index].candidate_type, question, answer, "model")
+            chosen = accepted[answer.index].candidate_type
+            return Selection(chosen, question, answer, f"model{among}")
         best = max(accepted, key=lambda a: a.confidence)
         return Selection(
             best.candidate_type,

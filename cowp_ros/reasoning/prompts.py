@@ -71,3 +71,23 @@ def selection_question(
         f"There are some objects, such as {listed}. Which is the most suitable to replace "
         f"{replaced} in the task of {task_description}, if {sentence(situation)}?"
     )
+
+
+NORMAL_STATE = "everything is as usual"
+"""The situation of the contrast (reference) question: the same step in the normal state.
+The dataset's `situation_opposite` exists only for its own reports; a robot at run time
+has just the sentence it observed, so the reference must be generic to be usable."""
+
+PREVENTS_EXAMPLES: tuple[Example, ...] = (
+    Example("Would it stop a robot from opening a drawer, if the drawer is locked?", "Yes"),
+    Example("Would it stop a robot from opening a drawer, if the drawer is blue?", "No"),
+    Example("Would it stop a robot from watering a plant, if the watering can is empty?", "Yes"),
+    Example("Would it stop a robot from watering a plant, if it is sunny outside?", "No"),
+)
+"""The contrastive pairs of COMMONSENSE_EXAMPLES, asked the other way round: here "yes"
+means the step is blocked, which counters a small model's lean towards "yes"."""
+
+
+def prevents_question(step_text: str, situation: str) -> str:
+    """Prompt 1 inverted: does the situation stop the step? ("yes" = blocked)."""
+    return f"Would it stop a robot from being able to {step_text}, if {sentence(situation)}?"

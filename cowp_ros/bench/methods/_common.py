@@ -1,0 +1,119 @@
+"""Helpers the baselines share: admissible actions in English, text -> action mapping.
+
+LMZSP and Inner Monologue let the model write actions in free text and map each to the
+most similar admissible action, as Huang et al. do. The original mapped with sentence
+embeddings (Sentence-RoBERTa); we map by string and word similarity (the mean of
+difflib's ratio and the Jaccard overlap of content words), which needs no embedding
+model: "fill the bowl with water" still lands on `fill_cup(bowl_1, faucet_1)`.
+
+Admissible actions are the task's actions over the objects present, typed as the domain
+says, plus every grounding with one argument swapped for a present object of the same
+kind of thing (an item for an item): that is how a free-text plan can use a bowl as a
+cup. The simulator and the judge then decide whether that works and is acceptable.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+from dataclasses import dataclass
+
+from cowp_ros.bench.simulator import Episode, StepOutcome
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.pddl.edits import apply_action
+from cowp_ros.planning import Planner, PlanStep
+from cowp_ros.reasoning.action_text import ActionPhrases
+
+STOP_WORDS = frozenset({"the", "a", "an", "to", "of", "with", "from", "on", "in", "into", "it"})
+MAX_ADMISSIBLE = 4000
+
+
+@dataclass(frozen=True)
+class Admissible:
+    step: PlanStep
+    text: str
+    words: frozenset[str]
+
+
+def content_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP_WORDS)
+
+
+def similarity(a: str, b: str, b_words: frozenset[str] | None = None) -> float:
+    """Mean of character-sequence similarity and content-word Jaccard overlap."""
+    wa, wb = content_words(a), b_words if b_words is not None else content_words(b)
+    jaccard = len(wa & wb) / len(wa | wb) if wa | wb else 0.0
+    ratio = difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+    return (ratio + jaccard) / 2
+
+
+def admissible_actions(task: PlanningTask, phrases: ActionPhrases) -> list[Admissible]:
+    """Typed groundings plus one-argument swaps within the same kind (see module doc)."""
+    objects = sorted(task.problem_object_names)
+    steps: dict[PlanStep, None] = {}
+    for name in sorted(task.actions):
+        types = task.parameter_types(name)
+        typed = [[o for o in objects if task.is_subtype(task.objects[o], t)] for t in types]
+        for args in itertools.product(*typed):
+            steps.setdefault(PlanStep(name, tuple(args)), None)
+            for i, t in enumerate(types):
+                parent = task.types.get(t)
+                for other in objects:
+                    if other != args[i] and task.types.get(task.objects[other]) == parent:
+                        swapped = (*args[:i], other, *args[i + 1 :])
+                        steps.setdefault(PlanStep(name, swapped), None)
+        if len(steps) > MAX_ADMISSIBLE:
+            break
+    found = []
+    for step in steps:
+        text = phrases.describe(step, task)
+        found.append(Admissible(step, text, content_words(text)))
+    return found
+
+
+def best_match(text: str, admissible: list[Admissible]) -> tuple[Admissible, float]:
+    """The admissible action most similar to `text`, and its score."""
+    scored = ((similarity(text, a.text, a.words), a) for a in admissible)
+    score, best = max(scored, key=lambda pair: (pair[0], -len(pair[1].text)))
+    return best, score
+
+
+def execute_retrying(episode: Episode, step: PlanStep) -> StepOutcome:
+    """Attempt `step`; if a situation interrupted it, attempt it once more (ignoring it)."""
+    outcome = episode.execute(step)
+    if outcome.situation is not None and not episode.finished:
+        outcome = episode.execute(step)
+    return outcome
+
+
+def closed_world_run(
+    episode: Episode, planner: Planner, task: PlanningTask, *, max_failures: int = 3
+) -> None:
+    """Plan, execute, replan from what the robot knows on any failure; never learn.
+
+    What the robot knows is the PDDL state after its own successful steps; a situation
+    it cannot interpret is ignored, and a failed step is replanned from the unchanged
+    state, which gives the same plan: after `max_failures` failures in a row it gives up.
+    """
+    failures = 0
+    while not episode.finished:
+        result = planner.solve(task, 60.0)
+        if not result.found:
+            episode.give_up(f"no plan ({result.status.value})")
+            return
+        if not result.steps:
+            episode.give_up("the plan is empty but the goal does not hold")
+            return
+        for step in result.steps:
+            outcome = execute_retrying(episode, step)
+            if episode.finished:
+                return
+            if not outcome.executed:
+                failures += 1
+                break
+            failures = 0
+            task = apply_action(task, step.action, step.args)
+        if failures >= max_failures:
+            episode.give_up(f"the same step failed {failures} times")
+            return

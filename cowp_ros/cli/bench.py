@@ -1,0 +1,250 @@
+"""`cowp bench`: COWP against its baselines on the public situation dataset.
+
+    cowp bench                                   # defaults: all methods, 3 trials a task
+    cowp bench --trials 20 --out build/bench     # more (a rerun resumes and extends)
+    cowp bench --llm-url http://host:8000/v1 --llm-model Qwen2.5-72B-Instruct
+
+Writes `<out>/results.json`, `<out>/results.md` and plots (`overall.png`,
+`per_task.png`, `per_object.png`); each finished trial is kept under `<out>/trials/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from cowp_ros.bench import methods as method_registry
+from cowp_ros.bench.annotations import DEFAULT_DIR, load_annotations
+from cowp_ros.bench.dataset import SituationDataset
+from cowp_ros.bench.results import aggregate, markdown, plot
+from cowp_ros.bench.runner import BenchSettings, Progress, check_config, load_records, run_trials
+from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
+from cowp_ros.errors import CowpError
+from cowp_ros.planning import make_planner
+from cowp_ros.reasoning.endpoint import llm_endpoint
+from cowp_ros.reasoning.language_model import LanguageModel
+from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
+from cowp_ros.reasoning.local_server import LocalServer
+from cowp_ros.tasks import TaskSpec, all_tasks
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DATASET = REPO.parent / "shared" / "data" / "cowp"
+DEFAULT_METHODS = "cowp,cw,ek,lmzsp,progprompt,inner_monologue"
+BENCH_LLM_TIMEOUT_S = 600.0
+"""Per request, unless --llm-timeout says otherwise: ProgPrompt's program is a long
+answer, and a small CPU shared with other work can take minutes for it; a timeout would
+score the method as failed for the machine's sake."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="benchmark COWP against its baselines on the situation dataset",
+        description="Run COWP and the baselines (CW, EK, LMZSP, ProgPrompt, Inner "
+        "Monologue) on the dataset tasks in a symbolic simulator; report task completion, "
+        "situation handling and LLM usage. Resumable: finished trials are kept in --out.",
+    )
+    parser.add_argument(
+        "--dataset",
+        default=str(DEFAULT_DATASET),
+        help="folder holding situations.json (default: ../shared/data/cowp from the repo)",
+    )
+    parser.add_argument(
+        "--methods",
+        default=DEFAULT_METHODS,
+        help=f"comma-separated method names (default: {DEFAULT_METHODS})",
+    )
+    parser.add_argument("--list-methods", action="store_true", help="list methods and exit")
+    parser.add_argument(
+        "--tasks", default="", help="comma-separated tasks (default: every dataset task)"
+    )
+    parser.add_argument("--trials", type=int, default=3, help="trials per task (default 3)")
+    parser.add_argument(
+        "--p", type=float, default=0.1, help="chance of a situation at each step (default 0.1)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the trial draws (default 0)")
+    parser.add_argument("--out", default="build/bench", help="output folder (default build/bench)")
+    parser.add_argument(
+        "--annotations",
+        default=str(DEFAULT_DIR),
+        help="folder of <task>.yaml judge files (default: benchmarks/annotations)",
+    )
+    parser.add_argument(
+        "--distractors",
+        help="file of benign sentences (one a line, or a JSON/YAML list) raised as "
+        "situations that should change nothing",
+    )
+    parser.add_argument(
+        "--distractor-p",
+        type=float,
+        default=0.1,
+        help="chance of a distractor at each step when --distractors is given (default 0.1)",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="delete the trials already in --out first"
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="only rebuild the table and plots"
+    )
+    parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    parser.add_argument("--planner", default="pyperplan", help="planner (default pyperplan)")
+    add_llm_arguments(parser)
+    add_model_arguments(parser)
+    parser.set_defaults(func=run_bench)
+
+
+def read_distractors(path: str) -> tuple[str, ...]:
+    """Sentences from a text file (one a line, # comments) or a JSON / YAML list."""
+    file = Path(path)
+    if not file.is_file():
+        raise CowpError(f"no distractor file {file}")
+    text = file.read_text()
+    if file.suffix in (".json", ".yaml", ".yml"):
+        import yaml
+
+        raw = yaml.safe_load(text) or []
+        items = [r["text"] if isinstance(r, dict) else r for r in raw]
+        sentences = [str(s).strip() for s in items if str(s).strip()]
+    else:
+        sentences = [
+            line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+        ]
+    if not sentences:
+        raise CowpError(f"the distractor file {file} holds no sentence")
+    return tuple(sentences)
+
+
+def _tasks(args: argparse.Namespace, dataset: SituationDataset) -> list[TaskSpec]:
+    ids = set(dataset.task_ids())
+    specs = [s for s in all_tasks().values() if s.dataset_id in ids]
+    if args.tasks:
+        wanted = [t.strip() for t in args.tasks.split(",") if t.strip()]
+        from cowp_ros.tasks import get_task
+
+        specs = [get_task(t) for t in wanted]
+        missing = [s.name for s in specs if s.dataset_id not in ids]
+        if missing:
+            raise CowpError(f"no dataset situations for task(s): {', '.join(missing)}")
+    return specs
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    if args.list_methods:
+        for name, cls in method_registry.discover().items():
+            print(f"{name:18s} {cls.label:18s} {'LLM' if cls.uses_llm else '   '}  {cls.summary}")
+        return 0
+    if args.trials < 1:
+        raise CowpError("--trials must be at least 1")
+    if not 0.0 <= args.p <= 1.0 or not 0.0 <= args.distractor_p <= 1.0:
+        raise CowpError("--p and --distractor-p are probabilities: give values in 0..1")
+    methods = method_registry.select([m.strip() for m in args.methods.split(",") if m.strip()])
+    dataset = SituationDataset.load(args.dataset)
+    specs = _tasks(args, dataset)
+    annotations = load_annotations(Path(args.annotations))
+    for spec in specs:
+        if spec.name not in annotations:
+            raise CowpError(
+                f"no judge file for task {spec.name} in {args.annotations}",
+                hint="write <task>.yaml (see benchmarks/annotations/README.md)",
+            )
+        annotations[spec.name].check_covers(dataset.for_task(spec.dataset_id or 0), spec)
+    out = Path(args.out)
+    distractors = read_distractors(args.distractors) if args.distractors else ()
+    if args.llm_timeout is None:
+        args.llm_timeout = BENCH_LLM_TIMEOUT_S
+    settings = settings_from_args(args)
+    needs_llm = any(m.uses_llm for m in methods)
+    model_label = (settings.model or settings.base_url or "") if settings.configured else ""
+    if needs_llm and not model_label:
+        model_label = f"embedded:{args.model_path or args.model or 'default'}"
+    bench_settings = BenchSettings(
+        dataset=str(Path(args.dataset).resolve()),
+        p=args.p,
+        seed=args.seed,
+        distractor_p=args.distractor_p if distractors else 0.0,
+        distractors=distractors,
+        model=model_label,
+    )
+    if args.fresh and out.exists():
+        shutil.rmtree(out / "trials", ignore_errors=True)
+        (out / "config.json").unlink(missing_ok=True)
+    check_config(out, bench_settings)
+    started = time.monotonic()
+    _say(f"load before: {_load()}")
+    if not args.report_only:
+        total = len(specs) * args.trials * len(methods)
+        progress = Progress(total)
+        planner = make_planner(args.planner)
+        with contextlib.ExitStack() as stack:
+
+            def factory() -> LanguageModel | None:
+                """The shared client, starting the embedded model only when needed."""
+                if not needs_llm:
+                    return None
+                endpoint = llm_endpoint(
+                    settings, model_path=args.model_path, model_name=args.model, on_start=_started
+                )
+                return OpenAICompatibleModel(stack.enter_context(endpoint))
+
+            ran = run_trials(
+                out,
+                specs,
+                methods,
+                args.trials,
+                bench_settings,
+                dataset,
+                annotations,
+                planner,
+                factory,
+                progress=progress,
+            )
+        progress.close()
+        _say(f"ran {ran} (method, trial) pair(s) in {time.monotonic() - started:.0f} s")
+    names = [m.name for m in methods]
+    records = load_records(out, names, [s.name for s in specs], args.trials)
+    labels = {m.name: m.label for m in methods}
+    result = aggregate(records, names, labels)
+    result["settings"] = bench_settings.to_dict() | {
+        "trials_per_task": args.trials,
+        "tasks": [s.name for s in specs],
+        "methods": names,
+        "load_after": _load(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+    }
+    header = (
+        f"# cowp bench: {args.trials} trial(s) a task x {len(specs)} task(s), p={args.p}, "
+        f"seed={args.seed}, model={bench_settings.model or 'none'}"
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
+    table = markdown(result, header)
+    (out / "results.md").write_text(table)
+    if not args.no_plots:
+        title = header.removeprefix("# ")
+        for path in plot(result, out, title):
+            _say(f"plot: {path}")
+    print(table)
+    _say(f"results: {out / 'results.json'}, {out / 'results.md'}; load after: {_load()}")
+    return 0
+
+
+def _started(server: LocalServer) -> None:
+    _say(f"\nstarted the embedded model {server.model.name} in {server.start_seconds:.1f} s")

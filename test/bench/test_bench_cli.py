@@ -1,0 +1,93 @@
+"""`cowp bench` end to end through the real CLI: table, plots, resume, settings checks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from bench_fixtures import DATASET
+
+from cowp_ros.cli import main
+
+pytestmark = pytest.mark.skipif(
+    not (DATASET / "situations.json").is_file(), reason="the public dataset is not here"
+)
+
+
+def bench(tmp_path: Path, *extra: str) -> int:
+    return main(["bench", "--dataset", str(DATASET), "--out", str(tmp_path / "out"), *extra])
+
+
+def test_a_run_without_llm_writes_results_table_and_plots_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench(tmp_path, "--methods", "cw,ek", "--trials", "2", "--p", "0.5") == 0
+    out = tmp_path / "out"
+    result = json.loads((out / "results.json").read_text())
+    assert set(result["methods"]) == {"cw", "ek"}
+    cw = result["methods"]["cw"]["overall"]
+    assert cw["trials"] == 12 and cw["situations"] > 0 and cw["llm_calls"] == 0
+    assert cw["completion_without_situation_pct"] in (None, 100.0)
+    assert cw["handling_blocking_pct"] == 0.0  # CW never changes its plan
+    assert set(result["judge"]) <= {t for t in result["tasks"]}
+    assert "| CW | 12 |" in (out / "results.md").read_text()
+    for plot in ("overall.png", "per_task.png", "per_object.png"):
+        assert (out / plot).stat().st_size > 10_000
+    assert len(list((out / "trials" / "ek").glob("*.json"))) == 12
+    capsys.readouterr()
+
+    assert bench(tmp_path, "--methods", "cw,ek", "--trials", "3", "--p", "0.5", "--no-plots") == 0
+    err = capsys.readouterr().err
+    assert "ran 12 (method, trial)" in err  # only the third trial of each task ran
+    again = json.loads((out / "results.json").read_text())
+    assert again["methods"]["cw"]["overall"]["trials"] == 18
+
+
+def test_trials_of_other_settings_are_not_mixed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench(tmp_path, "--methods", "cw", "--trials", "1", "--no-plots") == 0
+    assert bench(tmp_path, "--methods", "cw", "--trials", "1", "--p", "0.3") == 1
+    assert "other settings (p)" in capsys.readouterr().err
+
+
+def test_distractors_are_raised_and_a_kept_plan_is_no_failure(tmp_path: Path) -> None:
+    sentences = tmp_path / "benign.txt"
+    sentences.write_text("# benign\nthe cup is blue.\nit is sunny outside.\n")
+    assert bench(
+        tmp_path, "--methods", "cw", "--trials", "2", "--p", "0", "--no-plots",
+        "--distractors", str(sentences), "--distractor-p", "0.5",
+    ) == 0  # fmt: skip
+    cw = json.loads((tmp_path / "out" / "results.json").read_text())["methods"]["cw"]["overall"]
+    assert cw["distractors_raised"] > 0 and cw["distractor_failures"] == 0
+    assert cw["completion_pct"] == 100.0
+
+
+def test_unknown_methods_and_listing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert bench(tmp_path, "--methods", "cw,magic") == 1
+    assert "known methods: " in capsys.readouterr().err
+    assert main(["bench", "--list-methods"]) == 0
+    listed = capsys.readouterr().out
+    for name in ("cowp", "cw", "ek", "lmzsp", "progprompt", "inner_monologue"):
+        assert name in listed
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("COWP_TEST_BENCH_LLM") != "1",
+    reason="set COWP_TEST_BENCH_LLM=1: minutes with the embedded model on a busy machine",
+)
+def test_a_tiny_run_with_the_embedded_model(tmp_path: Path) -> None:
+    # one trial of one task, no situations: every LLM method plans once (answers cached)
+    assert bench(
+        tmp_path, "--tasks", "fill_cup", "--trials", "1", "--p", "0", "--no-plots",
+        "--methods", "cowp,lmzsp,progprompt,inner_monologue",
+    ) == 0  # fmt: skip
+    result = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert result["methods"]["cowp"]["overall"]["completion_pct"] == 100.0
+    for name in ("lmzsp", "progprompt", "inner_monologue"):
+        usage = result["methods"][name]["overall"]
+        assert usage["llm_calls"] + usage["cache_hits"] > 0

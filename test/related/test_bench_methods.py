@@ -1,0 +1,94 @@
+"""The related methods as `cowp bench` methods, through the bench's simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cowp_ros.bench import methods as registry
+from cowp_ros.bench.annotations import Effect, SituationEffect, load_annotation
+from cowp_ros.bench.metering import MeteredModel
+from cowp_ros.bench.methods import MethodContext
+from cowp_ros.bench.simulator import Episode, ScheduledEvent
+from cowp_ros.pddl.edits import keep_objects
+from cowp_ros.planning import make_planner
+from cowp_ros.reasoning.scripted import ScriptedModel
+from cowp_ros.tasks import get_task
+
+REPO = Path(__file__).resolve().parents[2]
+PRESENT = ["cup_1", "faucet_1", "table_1", "bowl_1", "pan_1", "fork_1"]
+OURS = {"cowp_llm_guided", "cowp_llm_state", "dkprompt"}
+
+
+def episode(*events: ScheduledEvent) -> Episode:
+    spec = get_task("fill_cup")
+    world = keep_objects(spec.load(), PRESENT)
+    annotation = load_annotation(REPO / "benchmarks" / "annotations" / "fill_cup.yaml")
+    return Episode(spec, world, tuple(events), annotation, max_attempts=40)
+
+
+def dirty_cup() -> ScheduledEvent:
+    effect = SituationEffect(Effect.DISABLES_OBJECT, "cup_1", "", "test")
+    return ScheduledEvent(
+        "situation", "4/the cup is dirty.", "the cup is dirty.", "hold_cup", 0, effect, "cup"
+    )
+
+
+def context(model: ScriptedModel, **options: object) -> MethodContext:
+    return MethodContext(
+        spec=get_task("fill_cup"),
+        planner=make_planner("pyperplan"),
+        model=MeteredModel(model),
+        seed=0,
+        options=dict(options),
+    )
+
+
+def cowp_model(**extra: object) -> ScriptedModel:
+    return ScriptedModel(
+        yes_no=[
+            (r"hold the cup, if the cup is dirty", False),
+            (r"(hold|fill|place|find) a bowl", True),
+            (r"if the cup is dirty", True),
+            (r"a robot to \w+ an? ", False),
+        ],
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def test_our_methods_are_discovered_with_the_protocol() -> None:
+    found = registry.discover()
+    assert set(found) >= OURS
+    for name in OURS:
+        assert found[name].uses_llm and found[name].summary
+
+
+@pytest.mark.parametrize("name", ["cowp_llm_guided", "cowp_llm_state"])
+def test_cowp_variants_replace_the_dirty_cup_with_a_bowl(name: str) -> None:
+    model = cowp_model(completions=[("Possible next actions", "1, 2"), ("Event:", "[]")])
+    ep = episode(dirty_cup())
+    registry.discover()[name](context(model)).run(ep)
+    assert ep.record.completed, ep.record
+    assert ep.record.substitutions == ["bowl as cup"]
+    kinds = {kind for kind, _, _ in model.log}
+    assert "complete" in kinds  # the guide or the belief was asked
+
+
+def test_dkprompt_notices_nothing_a_pddl_predicate_does_not_say() -> None:
+    # "the cup is dirty" breaks none of hold_cup's predicates: the camera (here, the
+    # text observation) still sees the cup and an empty gripper, so DKPROMPT goes on
+    # with the dirty cup, and the judge counts that as not completed.
+    model = ScriptedModel(default_yes_no=True)
+    ep = episode(dirty_cup())
+    registry.discover()["dkprompt"](context(model)).run(ep)
+    assert not ep.record.completed
+    asked = model.questions()
+    assert "The robot sees: the cup is dirty. Is the robot's gripper empty?" in asked
+
+
+def test_dkprompt_replans_when_the_observation_contradicts_a_precondition() -> None:
+    model = ScriptedModel(yes_no=[(r"gripper empty", False)], default_yes_no=True)
+    ep = episode(dirty_cup())
+    registry.discover()["dkprompt"](context(model, dkprompt="pre")).run(ep)
+    assert ep.record.gave_up.startswith("no plan from the observed state")
