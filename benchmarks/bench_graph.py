@@ -8,8 +8,8 @@ spent planning (Plan service), monitoring (CheckPlan), acquiring (AcquireKnowled
 executing (ExecuteSkill), and perceiving: from the start of the step during which a
 situation was seen to its arrival at the task manager (in the simulation, sim_world's
 perceive_delay_s plus transport; on the robot, the detector's debounce and inference).
-The embedded model is started once and shared by the runs; the answer cache is off so
-every run asks the model for real. Prints medians over the runs.
+The embedded model is started once and shared by the runs; the commonsense node's answer
+cache is off, so every run asks the model for real (the server's prompt cache stays on). Prints medians over the runs.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def one_run(scenario_name: str, url: str, model: str, out: Path) -> dict[str, fl
             "sim_world.publish_camera=false",
             f"commonsense.llm_url={url}",
             f"commonsense.llm_model={model}",
+            "commonsense.answer_cache=false",
             f"task_manager.present_objects={json.dumps(present)}",
             f"task_manager.report_dir={out}",
         ],
@@ -84,7 +85,7 @@ def main() -> None:
     parser.add_argument("--scenario", default="serve_water_dirty_cup")
     args = parser.parse_args()
     rows = []
-    settings = LLMSettings(cache_path=None)
+    settings = LLMSettings()
     with llm_endpoint(settings) as llm, tempfile.TemporaryDirectory() as tmp:
         assert llm.base_url and llm.model
         for index in range(args.runs):

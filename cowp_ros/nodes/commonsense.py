@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -71,6 +71,11 @@ class CommonsenseNode(Node):
             ParameterDescriptor(description=describe["embedded_model_path"]),
         )
         self.declare_parameter(
+            "answer_cache",
+            True,
+            ParameterDescriptor(description="reuse cached answers (false: ask the model anew)"),
+        )
+        self.declare_parameter(
             "monitor_threshold",
             0.5,
             ParameterDescriptor(description="P(yes) below which an unclear answer means 'no'"),
@@ -111,6 +116,8 @@ class CommonsenseNode(Node):
             model=self.get_parameter("llm_model").value or None,
             timeout_s=float(self.get_parameter("llm_timeout_s").value),
         )
+        if not self.get_parameter("answer_cache").value:
+            settings = replace(settings, cache_path=None)
         model_path = self.get_parameter("embedded_model_path").value or None
         if not settings.configured:
             self.get_logger().info("no LLM server configured: starting the embedded model")
