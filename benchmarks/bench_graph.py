@@ -9,7 +9,8 @@ executing (ExecuteSkill), and perceiving: from the start of the step during whic
 situation was seen to its arrival at the task manager (in the simulation, sim_world's
 perceive_delay_s plus transport; on the robot, the detector's debounce and inference).
 The embedded model is started once and shared by the runs; the commonsense node's answer
-cache is off, so every run asks the model for real (the server's prompt cache stays on). Prints medians over the runs.
+cache is off, so every run asks the model for real (the server's prompt cache stays on).
+Prints medians over the runs.
 """
 
 from __future__ import annotations
