@@ -37,7 +37,7 @@ from cowp_ros.reasoning.acquirer import (
 )
 from cowp_ros.reasoning.action_text import ActionPhrases, noun
 from cowp_ros.reasoning.language_model import LanguageModel
-from cowp_ros.reasoning.monitor import PlanMonitor
+from cowp_ros.reasoning.monitor import MonitorVerdict, PlanMonitor
 from cowp_ros.reasoning.predicates import PredicateGenerator, SituationFact
 from cowp_ros.reasoning.prompts import sentence
 from cowp_ros.report import CowpReport
@@ -60,6 +60,24 @@ class Reaction(enum.Enum):
     REPLANNED = "replanned"  # preconditions added, a new plan found
     ACQUIRED = "acquired"  # knowledge acquired (action variants), a new plan found
     NO_SOLUTION = "no_solution"
+
+
+def monitor_event_text(verdict: MonitorVerdict) -> str:
+    """ "asked: Q -> answer", with the decision when a calibrated score made it.
+
+    A calibrated monitor can judge a step unsuitable although the model's word was
+    "Yes" (its score passed the threshold), so the line says which decided.
+    """
+    marks = " (unclear answer)" if verdict.unclear else ""
+    text = f"asked: {verdict.question} -> {verdict.answer.text.strip() or '?'}{marks}"
+    if verdict.score is not None and verdict.threshold is not None:
+        judged = "unsuitable" if not verdict.suitable else "suitable"
+        relation = ">=" if not verdict.suitable else "<"
+        text += (
+            f"; {judged}: blocked score {verdict.score:.2f} {relation} "
+            f"{verdict.threshold:.2f} ({verdict.variant})"
+        )
+    return text
 
 
 @dataclass(frozen=True)
@@ -361,12 +379,7 @@ class OpenWorldPlanner:
                 if self._guarded(step, known):
                     continue
                 verdict = self.monitor.check(step, known.text, self.task)
-                marks = " (unclear answer)" if verdict.unclear else ""
-                self.report.add(
-                    "monitor",
-                    f"asked: {verdict.question} -> {verdict.answer.text.strip() or '?'}{marks}",
-                    **verdict.to_dict(),
-                )
+                self.report.add("monitor", monitor_event_text(verdict), **verdict.to_dict())
                 if not verdict.suitable:
                     return step, known
         return None

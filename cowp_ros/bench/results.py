@@ -271,7 +271,7 @@ def plot(result: dict[str, Any], out: Path, title: str) -> list[Path]:
     plt.close(fig)
 
     objects = sorted({o for m in methods for o in m["per_object"]})
-    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(objects) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(14, 5.5))
     for i, m in enumerate(methods):
         offs = [j + (i - (len(methods) - 1) / 2) * width for j in range(len(objects))]
         vals = [(m["per_object"].get(o) or {}).get("handling_pct") or 0 for o in objects]
@@ -281,8 +281,10 @@ def plot(result: dict[str, Any], out: Path, title: str) -> list[Path]:
     ]
     ax.set_xticks(
         range(len(objects)),
-        [f"{o}\n(n={n})" for o, n in zip(objects, counts, strict=True)],
+        [f"{o} (n={n})" for o, n in zip(objects, counts, strict=True)],
         fontsize=8,
+        rotation=40,
+        ha="right",
     )
     ax.set_ylabel("situation handling %")
     ax.set_ylim(0, 105)

@@ -81,6 +81,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--llm-model", default=None, help="model name on that server")
     parser.add_argument("--llm-api-key", default=None, help="API key (any for a local one)")
     parser.add_argument(
+        "--llm-timeout", type=float, default=None, metavar="S", help="seconds per LLM request"
+    )
+    parser.add_argument(
         "--max-candidates",
         type=int,
         default=None,
@@ -132,7 +135,10 @@ def schedule_from(situations: Sequence[str], at: Sequence[str]) -> list[Schedule
 def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
     """The language model the flags (or OPENAI_* variables) name, or the embedded one."""
     settings = LLMSettings.resolve(
-        base_url=args.llm_url, model=args.llm_model, api_key=args.llm_api_key
+        base_url=args.llm_url,
+        model=args.llm_model,
+        api_key=args.llm_api_key,
+        timeout_s=getattr(args, "llm_timeout", None),
     )
     try:
         from cowp_ros.reasoning.endpoint import llm_endpoint
@@ -253,7 +259,13 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
 
         report = execute_with_belief(loop, attach_llm_state(loop), schedule)
         if not args.quiet:
-            print(f"belief: {json.dumps(report.usage.get('belief', {}).get('objects', {}))[:2000]}")
+            belief = report.usage.get("belief", {})
+            described = {
+                name: held["attributes"]
+                for name, held in belief.get("objects", {}).items()
+                if held["attributes"]
+            }
+            print(f"belief: {json.dumps(described)[:2000]}; failures: {belief.get('failures')}")
     else:
         report = execute_with_situations(loop, schedule)
     print(f"outcome: {report.outcome}: {report.explanation}")

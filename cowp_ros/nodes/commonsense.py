@@ -12,6 +12,7 @@ Every question and answer goes back in the response, for the task manager's repo
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import traceback
 from dataclasses import dataclass, replace
@@ -186,6 +187,7 @@ class CommonsenseNode(Node):
             self.model, context.phrases, threshold=self.threshold, calibration=self.calibration
         )
         response.feasible, response.failing_step = True, -1
+        response.threshold = math.nan
         for index, step in enumerate(steps):
             verdict = monitor.check(step, request.situation, context.task)
             response.questions.append(verdict.question)
@@ -193,6 +195,9 @@ class CommonsenseNode(Node):
             response.p_yes.append(p_yes_field(verdict.answer))
             response.unclear.append(verdict.unclear)
             response.cached.append(verdict.answer.cached)
+            response.scores.append(math.nan if verdict.score is None else verdict.score)
+            if verdict.threshold is not None:
+                response.threshold, response.variant = verdict.threshold, verdict.variant or ""
             if not verdict.suitable:
                 response.feasible, response.failing_step = False, index
                 break

@@ -13,6 +13,7 @@ with a reason instead of hanging.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -193,7 +194,19 @@ class RemoteCommonsense:
         answer = yes_no(
             response.answers[0], response.p_yes[0], suitable, unclear, bool(response.cached[0])
         )
-        return MonitorVerdict(step, situation, response.questions[0], answer, suitable, unclear)
+        score = float(response.scores[0]) if response.scores else math.nan
+        calibrated = not math.isnan(score) and not math.isnan(response.threshold)
+        return MonitorVerdict(
+            step,
+            situation,
+            response.questions[0],
+            answer,
+            suitable,
+            unclear,
+            score=score if calibrated else None,
+            threshold=float(response.threshold) if calibrated else None,
+            variant=response.variant if calibrated else None,
+        )
 
     # ---- predicates -------------------------------------------------------------------
     def generate(

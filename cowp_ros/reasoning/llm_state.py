@@ -32,6 +32,10 @@ from cowp_ros.reasoning.predicates import PredicateGenerator, SituationFact
 MAX_OBJECTS = 200
 MAX_ATTRIBUTES = 12
 MAX_FAILURES = 5
+STATE_ATTRIBUTES = frozenset(
+    {"state", "condition", "status", "cleanliness", "cleanness", "fill_level", "fullness",
+     "temperature", "position", "location", "availability", "integrity", "usability"}
+)  # fmt: skip
 VERB_STARTS = ("is ", "are ", "has ", "have ", "was ", "looks ", "contains ", "holds ", "can ")
 
 STATE_SYSTEM = (
@@ -92,7 +96,7 @@ class Belief:
         if call.name == "note_failure":
             self.failures = [*self.failures, args["summary"]][-MAX_FAILURES:]
             return None
-        key = args["name"] if call.name == "remove_object" else args["object"]
+        key = self.resolve(args["name"] if call.name == "remove_object" else args["object"])
         held = self.objects.get(key)
         if held is None:
             return f"no object {key!r} in the belief"
@@ -109,13 +113,25 @@ class Belief:
             return f"{key} has no attribute {args['attribute']!r}"
         return None
 
+    def resolve(self, name: str) -> str:
+        """An object's name, or the one object of kind `name` ("cup" -> `cup_1`).
+
+        Small models often name the kind instead of the instance; when exactly one
+        object of that kind is held there is nothing to guess, so the call applies to it.
+        With none or several the name stays as given, and the call is refused.
+        """
+        if name in self.objects:
+            return name
+        of_kind = [o.name for o in self.objects.values() if o.kind == name]
+        return of_kind[0] if len(of_kind) == 1 else name
+
     def situations(self) -> dict[str, tuple[str, str, str]]:
         """Sentence -> (object, attribute, value), one per attribute, in name order."""
         found: dict[str, tuple[str, str, str]] = {}
         for name in sorted(self.objects):
             held = self.objects[name]
             for attribute, value in sorted(held.attributes.items()):
-                found[situation_sentence(held.kind, value)] = (name, attribute, value)
+                found[situation_sentence(held.kind, attribute, value)] = (name, attribute, value)
         return found
 
     def to_prompt(self) -> str:
@@ -138,12 +154,20 @@ class Belief:
         }
 
 
-def situation_sentence(kind: str, value: str) -> str:
-    """("cup", "dirty") -> "the cup is dirty"; ("cup", "has a crack") -> "the cup has a crack"."""
+def situation_sentence(kind: str, attribute: str, value: str) -> str:
+    """The attribute as a sentence the monitor can read.
+
+    A state-like attribute says what the object is ("cleanliness: dirty" -> "the cup is
+    dirty"); a value that starts with a verb is kept ("has a crack" -> "the cup has a
+    crack"); any other attribute names what the object has ("stains: coffee" -> "the cup
+    has coffee stains"), so the attribute's meaning is not lost.
+    """
     subject = noun(kind)
     if value.startswith(VERB_STARTS):
         return f"{subject} {value}"
-    return f"{subject} is {value}"
+    if attribute in STATE_ATTRIBUTES:
+        return f"{subject} is {value}"
+    return f"{subject} has {value} {attribute.replace('_', ' ')}"
 
 
 @dataclass(frozen=True)

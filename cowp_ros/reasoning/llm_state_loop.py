@@ -78,7 +78,7 @@ def execute_with_belief(
                 loop.observe(text)
         if due:
             continue
-        described = (phrases or loop.phrases).describe(step, loop.task)
+        described = f"{(phrases or loop.phrases).describe(step, loop.task)} {step}"
         loop.step_done(True)
         _report_update(loop.report, tracker.observe_outcome(step, True, described))
     for situation in pending:

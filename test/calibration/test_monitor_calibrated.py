@@ -139,3 +139,6 @@ def test_both_contrast_averages_the_two_question_forms() -> None:
     assert dirty.score == pytest.approx((plain + prevents) / 2)
     assert not dirty.suitable and dirty.variant == "both-contrast"
     assert dirty.question.startswith("Is it suitable for a robot to fill the cup")
+    both = PlanMonitor(model(), PHRASES, calibration=calibrated("both", 0.0))
+    blue = both.check(FILL, "the cup is blue", TASK)
+    assert blue.score == pytest.approx((-logit(0.5) + logit(0.2)) / 2) and blue.suitable

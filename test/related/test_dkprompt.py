@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import EveryStepImage, ScriptedQuestioner
+from related_fixtures import EveryStepImage, ScriptedQuestioner
 
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import Atom, Literal, edits

@@ -224,3 +224,29 @@ def test_cowp_run_llm_state_flag(monkeypatch, capsys) -> None:
     assert code == 0, out
     assert "belief: set_attribute(object='cup_1', attribute='state', value='dirty')" in out
     assert "saw: the cup is dirty" in out
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "sentence"),
+    [
+        ("cleanliness", "dirty", "the cup is dirty"),
+        ("stains", "coffee", "the cup has coffee stains"),
+        ("rim", "has a crack", "the cup has a crack"),
+        ("fill_level", "empty", "the cup is empty"),
+    ],
+)
+def test_attributes_read_as_sentences_that_keep_their_meaning(attribute, value, sentence) -> None:
+    from cowp_ros.reasoning.llm_state import situation_sentence
+
+    assert situation_sentence("cup", attribute, value) == sentence
+
+
+def test_a_kind_named_instead_of_its_only_instance_resolves_to_it() -> None:
+    belief = Belief.from_task(get_task("fill_cup").load())
+    assert belief.resolve("faucet") == "faucet_1"
+    set_dirty = ToolCall("set_attribute", {"object": "faucet", "attribute": "state", "value": "ok"})
+    assert belief.apply(set_dirty) is None
+    assert belief.objects["faucet_1"].attributes == {"state": "ok"}
+    two = Belief.from_task(_two_cups())
+    assert two.resolve("cup") == "cup"  # two cups: no guess
+    assert two.apply(ToolCall("clear_attribute", {"object": "cup", "attribute": "a"}))

@@ -23,7 +23,7 @@ from cowp_ros.bench.simulator import Episode, StepOutcome
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import apply_action
 from cowp_ros.planning import Planner, PlanStep
-from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.reasoning.action_text import ActionPhrases, noun, object_type
 
 STOP_WORDS = frozenset({"the", "a", "an", "to", "of", "with", "from", "on", "in", "into", "it"})
 MAX_ADMISSIBLE = 4000
@@ -34,48 +34,75 @@ class Admissible:
     step: PlanStep
     text: str
     words: frozenset[str]
+    objects: frozenset[str]  # the object nouns it names ("bowl", "faucet")
+    swapped: frozenset[str] = frozenset()  # noun of the swapped-in object, if any
 
 
 def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP_WORDS)
 
 
-def similarity(a: str, b: str, b_words: frozenset[str] | None = None) -> float:
-    """Mean of character-sequence similarity and content-word Jaccard overlap."""
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+def similarity(
+    a: str,
+    b: str,
+    b_words: frozenset[str] | None = None,
+    objects: tuple[frozenset[str], frozenset[str]] | None = None,
+) -> float:
+    """See the module docstring; `objects` is (nouns named in a, nouns named in b)."""
     wa, wb = content_words(a), b_words if b_words is not None else content_words(b)
-    jaccard = len(wa & wb) / len(wa | wb) if wa | wb else 0.0
     ratio = difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
-    return (ratio + jaccard) / 2
+    if objects is None:
+        return (ratio + _jaccard(wa, wb)) / 2
+    named, used = objects
+    covered = len(named & used) / len(named) if named else 0.0
+    return 0.25 * ratio + 0.25 * _jaccard(wa, wb) + 0.5 * covered
 
 
 def admissible_actions(task: PlanningTask, phrases: ActionPhrases) -> list[Admissible]:
     """Typed groundings plus one-argument swaps within the same kind (see module doc)."""
     objects = sorted(task.problem_object_names)
-    steps: dict[PlanStep, None] = {}
+    steps: dict[PlanStep, str] = {}  # step -> the swapped-in object ("" when typed)
     for name in sorted(task.actions):
         types = task.parameter_types(name)
         typed = [[o for o in objects if task.is_subtype(task.objects[o], t)] for t in types]
         for args in itertools.product(*typed):
-            steps.setdefault(PlanStep(name, tuple(args)), None)
+            steps[PlanStep(name, tuple(args))] = ""
             for i, t in enumerate(types):
                 parent = task.types.get(t)
                 for other in objects:
                     if other != args[i] and task.types.get(task.objects[other]) == parent:
                         swapped = (*args[:i], other, *args[i + 1 :])
-                        steps.setdefault(PlanStep(name, swapped), None)
+                        steps.setdefault(PlanStep(name, swapped), other)
         if len(steps) > MAX_ADMISSIBLE:
             break
     found = []
-    for step in steps:
+    for step, other in steps.items():
         text = phrases.describe(step, task)
-        found.append(Admissible(step, text, content_words(text)))
+        nouns = frozenset(
+            w for arg in step.args for w in content_words(noun(object_type(arg, task), ""))
+        )
+        swap = content_words(noun(object_type(other, task), "")) if other else frozenset()
+        found.append(Admissible(step, text, content_words(text), nouns, swap))
     return found
 
 
 def best_match(text: str, admissible: list[Admissible]) -> tuple[Admissible, float]:
     """The admissible action most similar to `text`, and its score."""
-    scored = ((similarity(text, a.text, a.words), a) for a in admissible)
-    score, best = max(scored, key=lambda pair: (pair[0], -len(pair[1].text)))
+    vocabulary = frozenset().union(*(a.objects for a in admissible))
+    named = content_words(text) & vocabulary
+    scored = (
+        (
+            similarity(text, a.text, a.words, (named, a.objects))
+            - (0.2 if a.swapped and not a.swapped & named else 0.0),
+            a,
+        )
+        for a in admissible
+    )
+    score, best = max(scored, key=lambda pair: (round(pair[0], 9), not pair[1].swapped))
     return best, score
 
 

@@ -56,7 +56,7 @@ class CowpLLMState:
                 loop.step_done(True)
             else:
                 failures += 1
-                tracker.observe_outcome(step, False, loop.describe(step))
+                tracker.observe_outcome(step, False, f"{loop.describe(step)} {step}")
                 if failures >= 3:
                     episode.give_up(f"{step} failed {failures} times")
                     return

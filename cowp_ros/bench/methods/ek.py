@@ -36,7 +36,7 @@ class ExternalKnowledge:
         spec = context.spec
         task = spec.load()
         kinds = sorted({task.objects[o] for o in spec.task_objects})
-        share = math.ceil(len(kinds) / 2) if len(kinds) % 2 else len(kinds) // 2
+        share = math.ceil(len(kinds) / 2)  # half, rounded up: 2 of fill_cup's 3 kinds
         rng = random.Random(f"ek-{context.seed}")
         self.covered = frozenset(rng.sample(kinds, share))
         self.substitutes = {

@@ -13,9 +13,9 @@ different variants live on comparable scales and a contrast is a plain differenc
 * `...-contrast` the same, minus the score of the same step "if everything is as usual":
                 a step the model dislikes whatever happens (a low P(yes) for "clean the
                 area" even in the normal state) no longer looks blocked by every sentence.
-* `both-contrast` the mean of `plain-contrast` and `prevents-contrast`: the two question
-                forms err on different sentences, and averaging log-odds costs no
-                question the two do not already ask.
+* `both`        the mean of `plain` and `prevents` (and `both-contrast` of their
+                contrasts): the two question forms err on different sentences, and
+                averaging log-odds costs no question the two do not already ask.
 
 Higher scores mean "blocked"; a calibrated monitor blocks when score >= threshold.
 """
@@ -161,6 +161,7 @@ VARIANTS: dict[str, Variant] = {
             cross_task=True,
             contrast=True,
         ),
+        Variant("both", "mean of plain and prevents", parts=("plain", "prevents")),
         Variant(
             "both-contrast",
             "mean of plain-contrast and prevents-contrast",
