@@ -31,6 +31,7 @@ from typing import Any
 import openai
 
 from cowp_ros.errors import CowpError
+from cowp_ros.reasoning import prompts
 from cowp_ros.reasoning.answer_cache import AnswerCache
 from cowp_ros.reasoning.language_model import Choice, Example, Usage, YesNo
 from cowp_ros.reasoning.settings import LLMSettings
@@ -44,11 +45,7 @@ SYSTEM_PROMPT = (
 """Shared by every kind of question so the server's prompt cache keeps it evaluated."""
 
 COMMONSENSE_EXAMPLES: tuple[Example, ...] = (
-    Example("Is it suitable for a robot to open a drawer, if the drawer is locked?", "No"),
-    Example("Is it suitable for a robot to open a drawer, if the drawer is blue?", "Yes"),
-    Example("Is it suitable for a robot to cut bread with a spoon?", "No"),
-    Example("Is it suitable for a robot to cut bread with a bread knife?", "Yes"),
-    Example("Is it suitable for a robot to water a plant, if the watering can is empty?", "No"),
+    *prompts.COMMONSENSE_EXAMPLES,
     Example("Is it suitable for a robot to carry soup to a person in a sieve?", "No"),
     Example(
         "The spoon is missing. Which of these objects is the most suitable to stir tea with: "
@@ -56,7 +53,8 @@ COMMONSENSE_EXAMPLES: tuple[Example, ...] = (
         "teaspoon",
     ),
 )
-"""Worked examples from tasks outside the COWP dataset and the check set, used by
+"""The core prompts' contrastive pairs plus two more (a container, a pick-one) from tasks
+outside the COWP dataset and the check set, used by
 `cowp llm ask` and `cowp llm eval` (callers with their own prompts pass their own)."""
 
 YES_WORDS = frozenset({"yes", "yeah", "true", "suitable"})
