@@ -51,6 +51,30 @@ def check_environment() -> Check:
     )
 
 
+def check_llm_model() -> Check:
+    """The embedded model's file, verified (sha256 once, then its stamp) as before use."""
+    name = "embedded LLM weights (optional)"
+    try:
+        from cowp_ros.reasoning.model_store import resolve_model, verify_resolved
+
+        model = resolve_model()
+        info = verify_resolved(model)
+    except Exception as err:  # missing, corrupt or not provisioned: the finding
+        return Check(name, False, f"{err}; run `make setup` (step llm_model)", required=False)
+    return Check(name, True, f"{model.name}: {info.general_name} ({model.path})", required=False)
+
+
+def check_detector_model() -> Check:
+    name = "YOLO detector model (optional)"
+    try:
+        from cowp_ros.perception.models import resolve_model
+
+        path = resolve_model()
+    except Exception as err:  # missing: the finding
+        return Check(name, False, f"{err}", required=False)
+    return Check(name, True, str(path), required=False)
+
+
 def check_dds_roundtrip() -> Check:
     from cowp_ros.bringup.dds_selftest import run_selftest
 
@@ -80,6 +104,7 @@ def all_checks() -> list[Callable[[], Check]]:
         lambda: check_installed(
             "embedded LLM runtime (xllamacpp)", "xllamacpp", "run `make setup` (step llm_model)"
         ),
+        check_llm_model,
         lambda: check_installed(
             "YOLO via ultralytics (optional)", "ultralytics", "run `make setup` (step perception)"
         ),
@@ -88,4 +113,5 @@ def all_checks() -> list[Callable[[], Check]]:
             "onnxruntime",
             "run `make setup` (step perception)",
         ),
+        check_detector_model,
     ]
