@@ -17,6 +17,7 @@ verified (pinned sha256 and GGUF header, see `model_store`) before it is loaded.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import importlib.util
 import json
 import os
@@ -156,6 +157,22 @@ def _rss_bytes(pid: int) -> int | None:
     return None
 
 
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+"""Loaded at import: after fork, in the child, only the prctl call itself may run."""
+
+
+def _die_with_parent() -> None:
+    """In the server child, before exec: ask Linux to SIGTERM it when its parent dies.
+
+    stop() ends the server whenever its owner exits normally; this covers the owner
+    being killed (SIGKILL, or SIGTERM without cleanup), which would otherwise leave a
+    1.8 GB server running on its own.
+    """
+    if _LIBC is not None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class LocalServer:
     """The embedded server in a child process: `with LocalServer(model) as server: server.url`.
 
@@ -242,6 +259,7 @@ class LocalServer:
             stderr=self._log,
             stdin=subprocess.DEVNULL,
             text=True,
+            preexec_fn=_die_with_parent,
         )
         record = self._wait_for_ready_line(started)
         self.url = str(record["url"]).rstrip("/")
