@@ -27,6 +27,7 @@ import openai
 from cowp_ros.errors import CowpError
 from cowp_ros.reasoning.dkprompt import Answer
 from cowp_ros.reasoning.language_model import Usage
+from cowp_ros.reasoning.llm_client import openai_client
 from cowp_ros.reasoning.settings import LLMSettings
 
 VISION_SYSTEM = (
@@ -130,12 +131,7 @@ class OpenAIVisionQuestioner:
             )
         self.settings = settings
         self.base_url = str(settings.base_url).rstrip("/")
-        self._client = openai.OpenAI(
-            base_url=self.base_url,
-            api_key=settings.api_key or "local",
-            timeout=settings.timeout_s,
-            max_retries=max_retries,
-        )
+        self._client = openai_client(settings, max_retries)
         self._model = settings.model
         self.usage = Usage()
 

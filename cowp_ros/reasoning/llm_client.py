@@ -125,6 +125,17 @@ class RankedOption:
         return {True: 1.0, False: 0.0, None: 0.5}[self.answer]
 
 
+def openai_client(settings: LLMSettings, max_retries: int = 1) -> openai.OpenAI:
+    """The `openai` client for a configured server (any key for a local one: the client
+    refuses to start without)."""
+    return openai.OpenAI(
+        base_url=str(settings.base_url).rstrip("/"),
+        api_key=settings.api_key or "local",
+        timeout=settings.timeout_s,
+        max_retries=max_retries,
+    )
+
+
 class OpenAICompatibleModel:
     """The `LanguageModel` the stack uses: an OpenAI-compatible server plus answer cache."""
 
@@ -143,12 +154,7 @@ class OpenAICompatibleModel:
             )
         self.settings = settings
         self.base_url = str(settings.base_url).rstrip("/")
-        self._client = openai.OpenAI(
-            base_url=self.base_url,
-            api_key=settings.api_key or "local",
-            timeout=settings.timeout_s,
-            max_retries=max_retries,
-        )
+        self._client = openai_client(settings, max_retries)
         self._name = settings.model
         self.usage = Usage()
         self._usage_lock = threading.Lock()
