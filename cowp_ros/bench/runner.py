@@ -140,6 +140,7 @@ def run_one(
     )
     started = time.monotonic()
     error = ""
+    method: BenchMethod | None = None
     try:
         method = method_cls(context)
         method.run(episode)
@@ -149,6 +150,7 @@ def run_one(
         error = "".join(traceback.format_exception_only(type(err), err)).strip()
         episode.give_up(f"error: {error}")
         print(f"\n{method_cls.name} {trial.name}: {error}", file=sys.stderr)
+    trace = method_trace(method)
     record = episode.record
     fired_keys = {f["key"] for f in record.fired}
     situations = []
@@ -189,7 +191,19 @@ def run_one(
             "seconds": round(usage.seconds, 3) if usage else 0.0,
         },
         "episode": record.to_dict(),
+        "trace": trace,
     }
+
+
+def method_trace(method: BenchMethod | None) -> list[str]:
+    """The method's own account of the trial (see the methods' protocol), if it keeps one."""
+    trace = getattr(method, "trace", None)
+    if not callable(trace):
+        return []
+    try:
+        return [str(line) for line in trace()]
+    except Exception as err:  # the account is a diagnostic: never lose the record for it
+        return [f"(no trace: {type(err).__name__}: {err})"]
 
 
 def trial_path(out: Path, method: str, trial_name: str) -> Path:

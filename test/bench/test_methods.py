@@ -9,6 +9,7 @@ from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._common import admissible_actions, best_match, similarity
 from cowp_ros.bench.methods.progprompt import parse_program
+from cowp_ros.bench.runner import Trial, run_one
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.reasoning.action_text import ActionPhrases
 from cowp_ros.reasoning.scripted import ScriptedModel
@@ -64,6 +65,21 @@ def test_cowp_replaces_a_dirty_cup_with_a_bowl_and_counts_its_calls() -> None:
     assert ep.record.completed, ep.record
     assert ep.record.substitutions == ["bowl as cup"]
     assert ctx.model is not None and ctx.model.usage.calls == model.usage.calls > 0
+
+
+def test_a_trial_record_keeps_cowps_account_of_what_it_did() -> None:
+    spec, world, annotation = fill_cup()
+    planner = make_planner("pyperplan")
+    reference = planner.solve(world, 30.0).steps
+    trial = Trial("fill_cup", 0, 1, world, tuple(reference), (DIRTY_CUP,))
+    cowp = registry.discover()["cowp"]
+    record = run_one(cowp, spec, trial, annotation, planner, cowp_model())
+    assert record["completed"], record["episode"]
+    trace = record["trace"]
+    assert any(line.startswith("situation: saw: the cup is dirty") for line in trace), trace
+    assert any("learned: a bowl can take the cup's role" in line for line in trace), trace
+    cw = run_one(registry.discover()["cw"], spec, trial, annotation, planner, None)
+    assert cw["trace"] == []  # CW keeps no account of its own
 
 
 def test_ek_uses_its_knowledge_only_for_covered_kinds() -> None:

@@ -26,6 +26,10 @@ scene, and what `execute` reports back (a situation seen before a step, or a ste
 failed). The simulator decides success. Use `context.model` for every LLM question: it
 is metered per method and shares the answer cache with the other methods.
 
+A method may also define `trace(self) -> list[str]`: the lines a person reads to see
+why a trial went as it did (COWP's questions, answers and PDDL changes). The runner
+stores them in the trial's record under "trace", also when `run` raised.
+
 Modules whose name starts with `_` hold shared helpers and are not methods.
 """
 

@@ -25,6 +25,12 @@ class Cowp:
         self.context = context
         self.loop: OpenWorldPlanner | None = None
 
+    def trace(self) -> list[str]:
+        """The loop's narrative: every monitor verdict, predicate, plan and acquisition."""
+        if self.loop is None:
+            return []
+        return [f"{e.kind}: {e.text}" for e in self.loop.report.events]
+
     def run(self, episode: Episode) -> None:
         loop = OpenWorldPlanner.for_task(
             self.context.spec, self.context.model, self.context.planner, problem=episode.problem
