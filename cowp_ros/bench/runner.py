@@ -6,7 +6,9 @@ occurs with probability `p`, drawn from the dataset for that task and step, weig
 the crowd's counts. The draw happens before any method runs, so every method faces the
 same objects and situations in a trial. Optional distractors (benign sentences) are drawn
 the same way with their own probability and random stream, so adding them does not
-change which situations a trial has.
+change which situations a trial has. A distractor tied to a task is raised only in that
+task's trials, preferably at its own step ("the cup is blue" while filling the cup): a
+sentence about a cup in a vacuuming task would be too easy to dismiss.
 
 Each finished (method, trial) is written to `<out>/trials/<method>/<task>-<index>.json`
 at once; a rerun with the same settings skips what is there, so a run can be stopped,
@@ -42,6 +44,32 @@ POOL_FRACTION = 0.5
 
 
 @dataclass(frozen=True)
+class Distractor:
+    """A benign sentence; `task` / `step` ("" = any) say where it may be raised."""
+
+    text: str
+    task: str = ""
+    step: str = ""
+
+    def to_dict(self) -> dict[str, str] | str:
+        return (
+            {"text": self.text, "task": self.task, "step": self.step}
+            if (self.task or self.step)
+            else self.text
+        )
+
+
+def pick_distractor(
+    distractors: Sequence[Distractor], task: str, action: str, rng: random.Random
+) -> Distractor | None:
+    """One of the task's distractors, tied to `action` when any is; None if none fits."""
+    fitting = [d for d in distractors if d.task in ("", task)]
+    at_step = [d for d in fitting if d.step == action]
+    pool = at_step or [d for d in fitting if not d.step or d.task == task]
+    return rng.choice(pool) if pool else None
+
+
+@dataclass(frozen=True)
 class BenchSettings:
     """What makes two runs comparable; saved as `<out>/config.json`."""
 
@@ -50,12 +78,12 @@ class BenchSettings:
     seed: int
     pool_fraction: float = POOL_FRACTION
     distractor_p: float = 0.0
-    distractors: tuple[str, ...] = ()
+    distractors: tuple[Distractor, ...] = ()
     model: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
-        data["distractors"] = list(self.distractors)
+        data["distractors"] = [d.to_dict() for d in self.distractors]
         return data
 
 
@@ -108,8 +136,9 @@ def draw_trial(
                 ScheduledEvent("situation", drawn.key, drawn.text, action, at, effect, drawn.object)
             )
         if settings.distractors and distractor_rng.random() < settings.distractor_p:
-            text = distractor_rng.choice(settings.distractors)
-            events.append(ScheduledEvent("distractor", f"d/{at}", text, action, at))
+            picked = pick_distractor(settings.distractors, spec.name, action, distractor_rng)
+            if picked is not None:
+                events.append(ScheduledEvent("distractor", f"d/{at}", picked.text, action, at))
     return Trial(spec.name, index, seed, problem, tuple(result.steps), tuple(events))
 
 

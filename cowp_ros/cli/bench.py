@@ -24,7 +24,14 @@ from cowp_ros.bench import methods as method_registry
 from cowp_ros.bench.annotations import DEFAULT_DIR, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.bench.results import aggregate, markdown, plot
-from cowp_ros.bench.runner import BenchSettings, Progress, check_config, load_records, run_trials
+from cowp_ros.bench.runner import (
+    BenchSettings,
+    Distractor,
+    Progress,
+    check_config,
+    load_records,
+    run_trials,
+)
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import make_planner
@@ -78,8 +85,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--distractors",
-        help="file of benign sentences (one a line, or a JSON/YAML list) raised as "
-        "situations that should change nothing",
+        help="file of benign sentences raised as situations that should change nothing: "
+        "one a line, or a JSON/YAML list whose items may name their task and step (as "
+        "`cowp monitor benign` writes them)",
     )
     parser.add_argument(
         "--distractor-p",
@@ -100,25 +108,49 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_bench)
 
 
-def read_distractors(path: str) -> tuple[str, ...]:
-    """Sentences from a text file (one a line, # comments) or a JSON / YAML list."""
+def read_distractors(path: str) -> tuple[Distractor, ...]:
+    """Sentences from a text file (one a line, # comments) or a JSON / YAML list.
+
+    A list item may be a sentence or a mapping with `text` and optional `task` and
+    `step` (what `cowp monitor benign` writes): a tied sentence is raised only in its
+    task, at its step when the plan has it.
+    """
     file = Path(path)
     if not file.is_file():
         raise CowpError(f"no distractor file {file}")
     text = file.read_text()
+    found: list[Distractor] = []
     if file.suffix in (".json", ".yaml", ".yml"):
         import yaml
 
-        raw = yaml.safe_load(text) or []
-        items = [r["text"] if isinstance(r, dict) else r for r in raw]
-        sentences = [str(s).strip() for s in items if str(s).strip()]
+        try:
+            raw = yaml.safe_load(text) or []
+        except yaml.YAMLError as err:
+            raise CowpError(f"the distractor file {file} is not valid YAML/JSON: {err}") from err
+        if not isinstance(raw, list):
+            raise CowpError(f"the distractor file {file} must hold a list of sentences")
+        for item in raw:
+            if isinstance(item, dict):
+                if not str(item.get("text", "")).strip():
+                    raise CowpError(f"an entry of {file} has no text: {item}")
+                found.append(
+                    Distractor(
+                        str(item["text"]).strip(),
+                        str(item.get("task") or ""),
+                        str(item.get("step") or ""),
+                    )
+                )
+            elif str(item).strip():
+                found.append(Distractor(str(item).strip()))
     else:
-        sentences = [
-            line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+        found = [
+            Distractor(line.strip())
+            for line in text.splitlines()
+            if line.strip() and not line.startswith("#")
         ]
-    if not sentences:
+    if not found:
         raise CowpError(f"the distractor file {file} holds no sentence")
-    return tuple(sentences)
+    return tuple(found)
 
 
 def _tasks(args: argparse.Namespace, dataset: SituationDataset) -> list[TaskSpec]:

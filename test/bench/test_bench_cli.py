@@ -65,6 +65,47 @@ def test_distractors_are_raised_and_a_kept_plan_is_no_failure(tmp_path: Path) ->
     assert cw["completion_pct"] == 100.0
 
 
+def test_distractors_tied_to_a_task_are_raised_only_in_it_and_at_their_step(
+    tmp_path: Path,
+) -> None:
+    sentences = tmp_path / "benign.yaml"
+    sentences.write_text(
+        "- {text: the cup is blue, task: fill_cup, step: fill_cup}\n"
+        "- {text: the cup has a flower pattern, task: fill_cup, step: hold_cup}\n"
+        "- {text: the vacuum is red, task: clean_area, step: grasp_vacuum}\n"
+    )
+    assert bench(
+        tmp_path, "--methods", "cw", "--tasks", "fill_cup,clean_area", "--trials", "3",
+        "--p", "0", "--no-plots", "--distractors", str(sentences), "--distractor-p", "1",
+    ) == 0  # fmt: skip
+    out = tmp_path / "out"
+    raised = {}
+    for path in sorted((out / "trials" / "cw").glob("*.json")):
+        record = json.loads(path.read_text())
+        for d in record["distractors"]:
+            raised.setdefault(record["task"], set()).add((d["text"], d["action"]))
+    assert {text for text, _ in raised["clean_area"]} == {"the vacuum is red"}
+    assert {text for text, _ in raised["fill_cup"]} == {
+        "the cup is blue",
+        "the cup has a flower pattern",
+    }
+    # at their own step when the plan has it; elsewhere either of the task's sentences
+    assert ("the cup is blue", "fill_cup") in raised["fill_cup"]
+    assert ("the cup has a flower pattern", "fill_cup") not in raised["fill_cup"]
+    assert ("the cup is blue", "hold_cup") not in raised["fill_cup"]
+    saved = json.loads((out / "config.json").read_text())["distractors"]
+    assert saved[0] == {"text": "the cup is blue", "task": "fill_cup", "step": "fill_cup"}
+
+
+def test_a_malformed_distractor_file_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sentences = tmp_path / "benign.yaml"
+    sentences.write_text("text: not a list\n")
+    assert bench(tmp_path, "--methods", "cw", "--distractors", str(sentences)) == 1
+    assert "must hold a list of sentences" in capsys.readouterr().err
+
+
 def test_unknown_methods_and_listing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert bench(tmp_path, "--methods", "cw,magic") == 1
     assert "known methods: " in capsys.readouterr().err
