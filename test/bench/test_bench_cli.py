@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from bench_fixtures import DATASET
 
 from cowp_ros.cli import main
+from cowp_ros.reasoning.model_store import QWEN_1_5B
 
 pytestmark = pytest.mark.skipif(
     not (DATASET / "situations.json").is_file(), reason="the public dataset is not here"
@@ -117,12 +117,11 @@ def test_unknown_methods_and_listing(capsys: pytest.CaptureFixture[str], tmp_pat
 
 @pytest.mark.llm
 @pytest.mark.slow
-@pytest.mark.skipif(
-    os.environ.get("COWP_TEST_BENCH_LLM") != "1",
-    reason="set COWP_TEST_BENCH_LLM=1: minutes with the embedded model on a busy machine",
-)
 def test_a_tiny_run_with_the_embedded_model(tmp_path: Path) -> None:
-    # one trial of one task, no situations: every LLM method plans once (answers cached)
+    # one trial of one task, no situations: every LLM method plans once with the real
+    # embedded model (a minute on a cold answer cache, seconds once cached)
+    if not QWEN_1_5B.path.is_file():
+        pytest.fail(f"{QWEN_1_5B.path} missing: run 'make setup' (scripts/setup.d/llm_model.sh)")
     assert bench(
         tmp_path, "--tasks", "fill_cup", "--trials", "1", "--p", "0", "--no-plots",
         "--methods", "cowp,lmzsp,progprompt,inner_monologue",
