@@ -35,7 +35,7 @@ from cowp_ros.reasoning.acquirer import (
     candidate_types,
     role_actions,
 )
-from cowp_ros.reasoning.action_text import ActionPhrases, noun
+from cowp_ros.reasoning.action_text import ActionPhrases, noun, object_type
 from cowp_ros.reasoning.language_model import LanguageModel
 from cowp_ros.reasoning.monitor import MonitorVerdict, PlanMonitor
 from cowp_ros.reasoning.predicates import PredicateGenerator, SituationFact
@@ -451,6 +451,18 @@ class OpenWorldPlanner:
     def _acquire_or_give_up_for(self, step: PlanStep, known: KnownSituation | None) -> Reaction:
         situation = known.text if known else f"{step} failed"
         fact = known.fact if known else None
+        if fact is not None and fact.subject not in step.args:
+            # The precondition that blocks the step names no parameter of it ("(not
+            # (water_is_dirty))", "(not (is_missing table_1))" on find_faucet): every
+            # stand-in's copy of the action keeps it verbatim, so no stand-in can help.
+            # Asking Prompt 2 about every object present would only cost calls.
+            subject = fact.subject
+            about = "the world" if subject is None else noun(object_type(subject, self.task))
+            self._give_up(
+                f"{sentence(situation)}, and no stand-in can help: it is about {about}, "
+                f"not an object of {self.describe(step)}"
+            )
+            return Reaction.NO_SOLUTION
         if self._acquire(step, fact, situation):
             return Reaction.ACQUIRED
         role = self._role_of(step, fact)

@@ -223,6 +223,12 @@ def test_a_situation_about_the_world_blocks_the_step_outright(tiny: PlanningTask
     assert fact["fact"] == "(there_is_power_outage)" and fact["source"] == "world"
     literals = [e["literal"] for e in kinds(loop, "pddl_change") if "literal" in e]
     assert literals[0] == "(not (there_is_power_outage))"
+    # every stand-in's copy of the step would keep that precondition: none is asked about
+    assert kinds(loop, "acquirer") == [] and len(model.questions("yes_no")) == 1
+    assert loop.explanation() == (
+        "gave up: there is a power outage, and no stand-in can help: it is about the world, "
+        "not an object of find the cup"
+    )
 
 
 def test_a_situation_about_another_object_names_it_as_a_constant(tiny: PlanningTask) -> None:
@@ -235,6 +241,10 @@ def test_a_situation_about_another_object_names_it_as_a_constant(tiny: PlanningT
     assert changes[1]["change"] == "promote_to_constant" and changes[1]["object"] == "table_1"
     assert changes[2]["literal"] == "(not (is_wobbly table_1))"
     assert "table_1" in loop.task.constants
+    assert kinds(loop, "acquirer") == []  # another cup would not steady the table
+    assert loop.explanation().endswith(
+        "no stand-in can help: it is about the table, not an object of hold the cup"
+    )
 
 
 def test_report_records_every_question_plan_and_change(tiny: PlanningTask) -> None:
