@@ -495,7 +495,7 @@ class OpenWorldPlanner:
         for candidate_type, example in candidates:
             tried.add(candidate_type)
             assessment = self.acquirer.assess(
-                self.task, role_type, actions, candidate_type, example
+                self.task, role_type, actions, candidate_type, example, self.description
             )
             for q in assessment.questions:
                 self.report.add(

@@ -225,7 +225,12 @@ class CommonsenseNode(Node):
             accepted = []
             for kind, example in pairs:
                 assessment = acquirer.assess(
-                    context.task, request.role_type, list(request.actions), kind, example
+                    context.task,
+                    request.role_type,
+                    list(request.actions),
+                    kind,
+                    example,
+                    context.spec.description,
                 )
                 for q in assessment.questions:
                     response.question_candidates.append(kind)

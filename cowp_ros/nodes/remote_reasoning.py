@@ -254,7 +254,10 @@ class RemoteCommonsense:
         actions: Sequence[str],
         candidate_type: str,
         example_object: str,
+        task_description: str = "",
     ) -> CandidateAssessment:
+        # The node asks the role question with the registered task's own description.
+        del task_description
         response = self._acquire(
             task,
             role_type=role_type,

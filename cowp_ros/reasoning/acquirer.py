@@ -9,6 +9,15 @@ A candidate kind is accepted only if every role action is judged suitable; quest
 stop at the first "no" (the failing step's action is asked first, because it is the one
 most likely to rule a candidate out). An unclear answer counts as "no" unless P(yes)
 says otherwise: adding knowledge on no evidence could send the robot to fill a sponge.
+
+Before the action questions, when the task is described, one role question: "Can a mug
+be used instead of the burger, in the task of getting a table ready to eat a burger?".
+Prompt 2 alone asks about actions ("find a mug", "put a mug on the plate"), and a mug
+can do those; only the task says what the burger is for. With the embedded 1.5B model,
+25 of the 30 stand-ins COWP chose in a 20-trial bench run were ones the judge files
+reject. The role question's P(yes) ranks acceptable stand-ins above rejected ones (AUC
+0.82 on the test tasks; figures in `docs/monitor_calibration.md`), so a candidate needs
+P(yes) >= `role_threshold` on it; a plain "no" without P(yes) rejects it too.
 """
 
 from __future__ import annotations
@@ -25,15 +34,21 @@ from cowp_ros.reasoning.monitor import judged_yes
 from cowp_ros.reasoning.prompts import (
     ACQUIRER_EXAMPLES,
     ACQUIRER_SYSTEM,
+    ROLE_EXAMPLES,
     SELECTION_SYSTEM,
     acquirer_question,
+    role_question,
     selection_question,
 )
+
+ROLE_ACTION = ""
+"""`RoleQuestion.action` of the role question, which is about the task, not an action."""
 
 
 @dataclass(frozen=True)
 class RoleQuestion:
-    """One Prompt 2 question: can `candidate_type` do `action` in the role?"""
+    """One Prompt 2 question: can `candidate_type` do `action` in the role? (`action` is
+    `ROLE_ACTION` for the role question: can it stand in for the role in the task?)"""
 
     action: str
     question: str
@@ -137,6 +152,10 @@ def candidate_types(
 SELECTION_SHORTLIST = 4
 """How many accepted kinds Prompt 3 chooses among (the most confident by Prompt 2)."""
 
+ROLE_THRESHOLD = 0.9
+"""P(yes) a stand-in needs on the role question (chosen on the dev tasks; see the module
+docstring). A confident model's answers sit near 0 or 1, far from it."""
+
 
 class KnowledgeAcquirer:
     """Asks Prompts 2 and 3; the loop owns the PDDL changes and the replanning."""
@@ -149,6 +168,7 @@ class KnowledgeAcquirer:
         examples: tuple[Example, ...] = ACQUIRER_EXAMPLES,
         threshold: float = 0.5,
         shortlist: int = SELECTION_SHORTLIST,
+        role_threshold: float = ROLE_THRESHOLD,
     ) -> None:
         if shortlist < 1:
             raise ValueError(f"shortlist must be at least 1, not {shortlist}")
@@ -157,6 +177,7 @@ class KnowledgeAcquirer:
         self.examples = examples
         self.threshold = threshold
         self.shortlist = shortlist
+        self.role_threshold = role_threshold
 
     def assess(
         self,
@@ -165,9 +186,23 @@ class KnowledgeAcquirer:
         actions: Sequence[str],
         candidate_type: str,
         example_object: str,
+        task_description: str = "",
     ) -> CandidateAssessment:
-        """Prompt 2 for each role action in turn, stopping at the first "no"."""
+        """The role question (when the task is described), then Prompt 2 for each role
+        action in turn, stopping at the first "no"."""
         assessment = CandidateAssessment(candidate_type, example_object)
+        if task_description:
+            question = role_question(noun(candidate_type, "a"), noun(role_type), task_description)
+            answer = self.model.ask_yes_no(question, examples=ROLE_EXAMPLES)
+            if answer.p_yes is not None:
+                suitable, unclear = answer.p_yes >= self.role_threshold, answer.answer is None
+            else:
+                suitable, unclear = judged_yes(answer, self.threshold, default=False)
+            assessment.questions.append(
+                RoleQuestion(ROLE_ACTION, question, answer, suitable, unclear)
+            )
+            if not suitable:
+                return assessment
         for action in actions:
             arg_types = task.parameter_types(action)
             replaced = arg_types.index(role_type)

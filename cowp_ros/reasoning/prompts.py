@@ -3,7 +3,8 @@
 Prompt 1 (Plan Monitor): "Is it suitable for a robot to <step>, if <situation>?"
 Prompt 2 (Knowledge Acquirer): "Is it suitable for a robot to <step with the candidate
 object in the failed object's place>?", the form the original COWP used ("... fills a
-cup with water from a measuring cup?").
+cup with water from a measuring cup?"). Before it, the role question: "Can a bowl be
+used instead of the cup, in the task of <task>?" (see `acquirer.py` for why).
 Prompt 3 (selection): "There are some objects, such as a bowl, a mug. Which is the most
 suitable to replace the cup in the task of <task>, if <situation>?"
 
@@ -60,6 +61,21 @@ def monitor_question(step_text: str, situation: str) -> str:
 def acquirer_question(step_text_with_candidate: str) -> str:
     """Prompt 2 (the step already names the candidate object)."""
     return f"Is it suitable for a robot to {step_text_with_candidate}?"
+
+
+ROLE_EXAMPLES: tuple[Example, ...] = (
+    Example("Can a mug be used instead of the cup, in the task of making tea?", "Yes"),
+    Example("Can a sponge be used instead of the cup, in the task of making tea?", "No"),
+    Example("Can a spoon be used instead of the knife, in the task of cutting bread?", "No"),
+    Example("Can a laptop be used instead of the book, in the task of reading a recipe?", "Yes"),
+    Example("Can a shoe be used instead of the plate, in the task of serving a cake?", "No"),
+)
+"""Few-shot pairs for the role question, from tasks outside the benchmark's."""
+
+
+def role_question(candidate: str, replaced: str, task_description: str) -> str:
+    """The role question; `candidate` and `replaced` are rendered nouns ("a bowl")."""
+    return f"Can {candidate} be used instead of {replaced}, in the task of {task_description}?"
 
 
 def selection_question(

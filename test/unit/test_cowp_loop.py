@@ -108,7 +108,8 @@ def test_no_plan_acquires_a_stand_in_from_the_objects_present(tiny: PlanningTask
         "(place_cup__cup_as_bowl bowl_1 table_1)",
     ]
     assert [e["question"] for e in kinds(loop, "acquirer")] == [
-        "Is it suitable for a robot to hold a bowl?",  # the failing step first,
+        "Can a bowl be used instead of the cup, in the task of serving a cup?",  # the role,
+        "Is it suitable for a robot to hold a bowl?",  # then the failing step,
         "Is it suitable for a robot to place a bowl on the table?",  # then plan order,
         "Is it suitable for a robot to find a bowl?",  # then the rest (done already)
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep
 from cowp_ros.reasoning.acquirer import (
+    ROLE_ACTION,
     CandidateAssessment,
     KnowledgeAcquirer,
     candidate_types,
@@ -63,6 +64,31 @@ def test_acquirer_stops_at_the_first_no(tiny: PlanningTask) -> None:
         "Is it suitable for a robot to hold a bowl?",
         "Is it suitable for a robot to find a bowl?",
     ]
+
+
+def test_the_role_question_comes_first_and_needs_a_confident_yes(tiny: PlanningTask) -> None:
+    role = r"^Can a bowl be used instead of the cup, in the task of serving water\?$"
+    actions = role_actions(tiny, "cup", ["hold_cup"])
+    hesitant = ScriptedModel(yes_no=[(role, 0.85)])  # P(yes) under ROLE_THRESHOLD (0.9)
+    result = KnowledgeAcquirer(hesitant, PHRASES).assess(
+        tiny, "cup", actions, "bowl", "bowl_1", "serving water"
+    )
+    assert not result.accepted and len(hesitant.questions()) == 1  # no action asked
+    assert result.questions[0].action == ROLE_ACTION and result.questions[0].unclear
+    sure = ScriptedModel(yes_no=[(role, 0.95)])
+    result = KnowledgeAcquirer(sure, PHRASES).assess(
+        tiny, "cup", actions, "bowl", "bowl_1", "serving water"
+    )
+    assert result.accepted and len(sure.questions()) == 1 + len(actions)
+    assert result.confidence == 0.95  # it ranks the stand-in among those accepted
+    lenient = KnowledgeAcquirer(ScriptedModel(yes_no=[(role, 0.85)]), PHRASES, role_threshold=0.8)
+    assert lenient.assess(tiny, "cup", actions, "bowl", "bowl_1", "serving water").accepted
+    plain_no = ScriptedModel(yes_no=[(role, False)])  # a text answer: "No" (P(yes) 0)
+    assert (
+        not KnowledgeAcquirer(plain_no, PHRASES)
+        .assess(tiny, "cup", actions, "bowl", "bowl_1", "serving water")
+        .accepted
+    )
 
 
 def test_acquirer_unclear_answer_rejects(tiny: PlanningTask) -> None:

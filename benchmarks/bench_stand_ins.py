@@ -1,0 +1,153 @@
+"""How well the Knowledge Acquirer's role question tells acceptable stand-ins apart.
+
+For every role the judge files (`benchmarks/annotations/`) list, every kind of object
+the task's full pool could offer as a stand-in is put to the acquirer's role question
+("Can a mug be used instead of the burger, in the task of ...?") through
+`KnowledgeAcquirer.assess` with no action questions: exactly what COWP asks first. The
+judge files say which answers should be yes. Tasks are split in two: the dev tasks chose
+`ROLE_THRESHOLD`, the test tasks only report. Printed per split: AUC of P(yes), and how
+many acceptable and unacceptable stand-ins pass at each threshold; a ROC plot goes to
+`--plot`.
+
+    .venv/bin/python benchmarks/bench_stand_ins.py [--llm-url URL --llm-model NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
+from cowp_ros.reasoning.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
+from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.reasoning.language_model import LanguageModel
+from cowp_ros.tasks import TaskSpec, all_tasks
+
+DEV_TASKS = ("fill_cup", "clean_area", "set_table")
+TEST_TASKS = ("plate_to_sink", "pour_coke", "eat_burger")
+THRESHOLDS = (0.8, 0.85, 0.88, 0.9, 0.92, 0.94)
+
+
+@dataclass(frozen=True)
+class Judged:
+    task: str
+    role: str
+    candidate: str
+    acceptable: bool
+    p_yes: float | None
+    accepted: bool
+
+
+def judge_task(model: LanguageModel, spec: TaskSpec, annotation: TaskAnnotation) -> list[Judged]:
+    """The role question for every (role, candidate kind) of one task."""
+    task = spec.load()
+    acquirer = KnowledgeAcquirer(model, ActionPhrases(spec.phrases))
+    rows = []
+    for role, acceptable in sorted(annotation.acceptable.items()):
+        if role not in task.types:
+            continue
+        for candidate, example in candidate_types(task, role):
+            assessment = acquirer.assess(task, role, [], candidate, example, spec.description)
+            (question,) = assessment.questions
+            rows.append(
+                Judged(
+                    spec.name,
+                    role,
+                    candidate,
+                    candidate in acceptable,
+                    question.answer.p_yes,
+                    assessment.accepted,
+                )
+            )
+    return rows
+
+
+def auc(rows: list[Judged]) -> float:
+    """P(a random acceptable stand-in scores above a random unacceptable one)."""
+    pos = [r.p_yes or 0.0 for r in rows if r.acceptable]
+    neg = [r.p_yes or 0.0 for r in rows if not r.acceptable]
+    if not pos or not neg:
+        return float("nan")
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def summary(rows: list[Judged], name: str) -> list[str]:
+    pos = [r for r in rows if r.acceptable]
+    neg = [r for r in rows if not r.acceptable]
+    lines = [
+        f"{name}: {len(pos)} acceptable, {len(neg)} unacceptable stand-ins; "
+        f"AUC {auc(rows):.3f}; passed at the deployed threshold {ROLE_THRESHOLD}: "
+        f"{sum(r.accepted for r in pos)}/{len(pos)} acceptable, "
+        f"{sum(r.accepted for r in neg)}/{len(neg)} unacceptable"
+    ]
+    for t in THRESHOLDS:
+        kept = sum((r.p_yes or 0.0) >= t for r in pos)
+        wrong = sum((r.p_yes or 0.0) >= t for r in neg)
+        lines.append(f"  P(yes) >= {t:.2f}: {kept}/{len(pos)} acceptable, {wrong}/{len(neg)} not")
+    return lines
+
+
+def plot(splits: dict[str, list[Judged]], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    for name, rows in splits.items():
+        cuts = sorted({r.p_yes or 0.0 for r in rows}, reverse=True)
+        pos = [r for r in rows if r.acceptable]
+        neg = [r for r in rows if not r.acceptable]
+        xs, ys = [0.0], [0.0]
+        for cut in cuts:
+            xs.append(sum((r.p_yes or 0.0) >= cut for r in neg) / max(1, len(neg)))
+            ys.append(sum((r.p_yes or 0.0) >= cut for r in pos) / max(1, len(pos)))
+        ax.plot(xs, ys, marker=".", label=f"{name} (AUC {auc(rows):.2f})")
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":")
+    ax.set_xlabel("unacceptable stand-ins passed")
+    ax.set_ylabel("acceptable stand-ins passed")
+    ax.set_title(title, fontsize=9)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> int:
+    from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
+    from cowp_ros.errors import CowpError
+    from cowp_ros.reasoning.endpoint import llm_endpoint
+    from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--plot", type=Path, default=Path("build/stand_ins_roc.png"))
+    add_llm_arguments(parser)
+    args = parser.parse_args()
+    try:
+        annotations = load_annotations()
+        specs = all_tasks()
+        splits: dict[str, list[Judged]] = {"dev": [], "test": []}
+        with llm_endpoint(settings_from_args(args)) as settings:
+            model = OpenAICompatibleModel(settings)
+            for split, names in (("dev", DEV_TASKS), ("test", TEST_TASKS)):
+                for name in names:
+                    rows = judge_task(model, specs[name], annotations[name])
+                    splits[split].extend(rows)
+                    print(f"{split} {name}: {len(rows)} stand-ins judged", file=sys.stderr)
+            label = settings.model or "model"
+    except CowpError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for name, rows in splits.items():
+        print("\n".join(summary(rows, name)))
+    plot(splits, args.plot, f"role question, {label}")
+    print(f"plot: {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
