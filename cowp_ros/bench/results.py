@@ -7,7 +7,9 @@ Measures, per method (and per task, and per situation object):
   occurred, where a situation occurred if it was drawn for the trial (every method
   faces the same ones) and was handled if it was raised and the trial completed;
   `handleable` leaves out those the judge marks beyond the robot's skills;
-- LLM usage: calls (cache hits excluded), tokens, and calls per handled situation.
+- LLM usage: questions the method asked (answered by the server or from the answer
+  cache: what the method costs, whatever the cache held), server calls and their tokens,
+  and questions per handled situation.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     handled_blocking = sum(s["handled"] for s in blocking)
     distractors = [d for r in records for d in r.get("distractors", []) if d["fired"]]
     calls = sum(r["usage"]["calls"] for r in records)
+    questions = calls + sum(r["usage"]["cache_hits"] for r in records)
     with_situation = [r for r in records if r["situations"]]
     without = [r for r in records if not r["situations"]]
     return {
@@ -64,13 +67,14 @@ def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "distractor_failures": sum(d["failed"] for d in distractors),
         "errors": sum(bool(r["error"]) for r in records),
         "unacceptable_trials": sum(bool(r["episode"]["unacceptable"]) for r in records),
+        "llm_questions": questions,
         "llm_calls": calls,
         "prompt_tokens": sum(r["usage"]["prompt_tokens"] for r in records),
         "completion_tokens": sum(r["usage"]["completion_tokens"] for r in records),
         "cache_hits": sum(r["usage"]["cache_hits"] for r in records),
         "llm_seconds": round(sum(r["usage"]["seconds"] for r in records), 1),
         "wall_seconds": round(sum(r["seconds"] for r in records), 1),
-        "calls_per_handled_situation": round(calls / handled, 1) if handled else None,
+        "calls_per_handled_situation": round(questions / handled, 1) if handled else None,
     }
 
 
@@ -137,8 +141,9 @@ def markdown(result: dict[str, Any], header: str) -> str:
     lines = [header, ""]
     lines.append(
         "| method | trials | completion % | situation handling % (handled/occurred) | "
-        "handling of blocking situations % | LLM calls | calls / handled situation | "
-        "tokens (prompt+completion) | paper (completion / handling) |"
+        "handling of blocking situations % | LLM questions (server calls) | "
+        "questions / handled situation | server tokens (prompt+completion) | "
+        "paper (completion / handling) |"
     )
     lines.append("|---|---|---|---|---|---|---|---|---|")
     for m in result["methods"].values():
@@ -148,7 +153,7 @@ def markdown(result: dict[str, Any], header: str) -> str:
             f"| {m['label']} | {o['trials']} | {_f(o['completion_pct'])} | "
             f"{_f(o['handling_pct'])} ({o['handled']}/{o['situations']}) | "
             f"{_f(o['handling_blocking_pct'])} ({o['handled_blocking']}/{o['blocking']}) | "
-            f"{o['llm_calls']} | "
+            f"{o['llm_questions']} ({o['llm_calls']}) | "
             f"{_f(o['calls_per_handled_situation'])} | "
             f"{o['prompt_tokens']}+{o['completion_tokens']} | "
             f"{f'{paper[0]} / {paper[1]}' if paper else '-'} |"
@@ -241,7 +246,7 @@ def plot(result: dict[str, Any], out: Path, title: str) -> list[Path]:
         )
         axes[1].set_xticks([])
         axes[1].set_yticks([])
-    axes[1].set_title("LLM calls per handled situation (lower is better)")
+    axes[1].set_title("LLM questions per handled situation (lower is better)")
     axes[1].tick_params(axis="x", rotation=20)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()

@@ -130,4 +130,4 @@ def test_a_tiny_run_with_the_embedded_model(tmp_path: Path) -> None:
     assert result["methods"]["cowp"]["overall"]["completion_pct"] == 100.0
     for name in ("lmzsp", "progprompt", "inner_monologue"):
         usage = result["methods"][name]["overall"]
-        assert usage["llm_calls"] + usage["cache_hits"] > 0
+        assert usage["llm_questions"] == usage["llm_calls"] + usage["cache_hits"] > 0
