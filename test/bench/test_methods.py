@@ -159,6 +159,12 @@ def test_inner_monologue_sees_the_situation_and_the_feedback() -> None:
     method.run(ep)
     assert "Scene: the cup is dirty." in method.monologue
     assert ep.record.completed, method.monologue
+    # the robot's skills are the task's own actions over their kinds, never the variants
+    prompt = model.questions("complete")[0]
+    assert (
+        "Skills: fill the cup with water from the faucet; find the cup; find the faucet; "
+        "hold the cup; place the cup on the table; turn on the faucet.\nScene: " in prompt
+    ), prompt
 
 
 def test_string_similarity_prefers_the_action_that_was_meant() -> None:
