@@ -38,7 +38,7 @@ from cowp_ros.reasoning.acquirer import (
 from cowp_ros.reasoning.action_text import ActionPhrases, noun, object_type
 from cowp_ros.reasoning.language_model import LanguageModel
 from cowp_ros.reasoning.monitor import MonitorVerdict, PlanMonitor
-from cowp_ros.reasoning.predicates import PredicateGenerator, SituationFact
+from cowp_ros.reasoning.predicates import PredicateGenerator, SituationFact, mentioned_kind
 from cowp_ros.reasoning.prompts import sentence
 from cowp_ros.report import CowpReport
 from cowp_ros.tasks import TaskSpec
@@ -102,6 +102,7 @@ class KnownSituation:
     text: str
     observed_before_step: int
     fact: SituationFact | None = None
+    set_aside: bool = False  # about an object whose role a stand-in took (see _moot)
 
 
 @dataclass
@@ -376,13 +377,43 @@ class OpenWorldPlanner:
         """
         for step in self._state.remaining:
             for known in self._state.situations:
-                if self._guarded(step, known):
+                if self._moot(known) or self._guarded(step, known):
                     continue
                 verdict = self.monitor.check(step, known.text, self.task)
                 self.report.add("monitor", monitor_event_text(verdict), **verdict.to_dict())
                 if not verdict.suitable:
                     return step, known
         return None
+
+    def _moot(self, known: KnownSituation) -> bool:
+        """True for a new situation about a kind of object the plan gave up for a stand-in.
+
+        After a bowl took the dirty cup's role, "the cup is broken" changes nothing, but
+        a small model still finds "hold the bowl, if the cup is broken" unsuitable. Only
+        kinds replaced by acquired knowledge and used by no remaining step are set aside;
+        a situation the monitor already blocked on keeps its precondition.
+        """
+        if known.set_aside:
+            return True
+        if known.fact is not None:
+            return False
+        kind = mentioned_kind(known.text, self.task)
+        learned = {r.role_type: r.new_type for r in self._state.learned}
+        if kind is None or kind not in learned:
+            return False
+        if any(
+            object_type(arg, self.task) == kind for s in self._state.remaining for arg in s.args
+        ):
+            return False
+        known.set_aside = True
+        self.report.add(
+            "situation",
+            f"set aside: {sentence(known.text)}: the plan no longer uses {noun(kind)} "
+            f"({noun(learned[kind], 'a')} took its role)",
+            situation=known.text,
+            set_aside=True,
+        )
+        return True
 
     def _guarded(self, step: PlanStep, known: KnownSituation) -> bool:
         """True when `step` cannot be affected by `known` beyond what PDDL already says.

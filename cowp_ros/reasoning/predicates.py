@@ -104,6 +104,15 @@ def _find_mention(words: list[str], task: PlanningTask) -> tuple[int, int, str] 
     return None
 
 
+def mentioned_kind(situation: str, task: PlanningTask) -> str | None:
+    """The type of the first object or type a sentence names ("the cup is dirty": cup)."""
+    mention = _find_mention(words_of(situation), task)
+    if mention is None:
+        return None
+    name = mention[2]
+    return task.objects.get(name, name)
+
+
 def resolve_object(mention: str, task: PlanningTask, focus: Sequence[str]) -> str | None:
     """The object a mention means: itself, else the focus object of that type, else the
     first present object of that type (None when none is present)."""

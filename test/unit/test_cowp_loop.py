@@ -126,6 +126,26 @@ def test_no_plan_acquires_a_stand_in_from_the_objects_present(tiny: PlanningTask
     assert loop.explanation() == "used a bowl instead of the cup: the cup is dirty"
 
 
+def test_a_new_situation_about_the_replaced_kind_is_set_aside(tiny: PlanningTask) -> None:
+    # a model that finds anything about the cup alarming, even with the bowl in hand
+    model = ScriptedModel(yes_no=[(r"if the cup is", False), (r"if the table is", True)])
+    loop = tiny_loop(tiny, model)
+    loop.plan()
+    run_until(loop, "hold_cup")
+    assert loop.observe("the cup is dirty") is Reaction.ACQUIRED
+    before = len(asked(model))
+    assert loop.observe("the cup is broken") is Reaction.FEASIBLE
+    assert len(asked(model)) == before  # not put to the monitor at all
+    assert kinds(loop, "situation")[-1]["text"] == (
+        "set aside: the cup is broken: the plan no longer uses the cup (a bowl took its role)"
+    )
+    # a situation about a kind the plan still uses is checked as before
+    assert loop.observe("the table is wet") is Reaction.FEASIBLE
+    assert asked(model)[-1].endswith("place the bowl on the table, if the table is wet?")
+    run_until(loop, "none")
+    assert loop.phase is Phase.COMPLETED
+
+
 def fill_cup_with(spec: TaskSpec, *extra: str) -> PlanningTask:
     return edits.keep_objects(spec.load(), [*spec.task_objects, *extra])
 
