@@ -133,7 +133,16 @@ def draw_trial(
         if occurs and drawn is not None:
             effect = annotation.effect_of(drawn, spec)
             events.append(
-                ScheduledEvent("situation", drawn.key, drawn.text, action, at, effect, drawn.object)
+                ScheduledEvent(
+                    "situation",
+                    drawn.key,
+                    drawn.text,
+                    action,
+                    at,
+                    effect,
+                    drawn.object,
+                    tuple(step.args),
+                )
             )
         if settings.distractors and distractor_rng.random() < settings.distractor_p:
             picked = pick_distractor(settings.distractors, spec.name, action, distractor_rng)

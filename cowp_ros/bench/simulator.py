@@ -38,7 +38,8 @@ class ScheduledEvent:
     """A sentence the world raises at the first attempt of a step of `action`.
 
     `kind` is "situation" (from the dataset, with its effect) or "distractor" (benign).
-    `at` is the index of the reference-plan step it was drawn for, for the record.
+    `at` is the index of the reference-plan step it was drawn for, for the record, and
+    `reported_at` that step's objects ("" when unknown: every step of `action` counts).
     """
 
     kind: str
@@ -48,6 +49,7 @@ class ScheduledEvent:
     at: int
     effect: SituationEffect | None = None
     about: str = ""  # the dataset's object word ("cup", "power"), for per-object results
+    reported_at: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -206,7 +208,12 @@ class Episode:
         self.record.judgements.append(f"effect {effect.effect.value} by {effect.rule}")
         if effect.effect is Effect.DISABLES_OBJECT and effect.target is not None:
             self._unusable[effect.target] = event.text
-            self._blocked_steps[step] = event.text  # the step it was reported at, too
+            if not event.reported_at or tuple(step.args) == event.reported_at:
+                # The step it was reported at, too ("the water is dirty" at place_cup:
+                # the faucet is the target, and the cup now holds dirty water). Not a
+                # step with other objects: after a cup took the glass's role, "the glass
+                # falls down" does not stop the robot placing the cup.
+                self._blocked_steps[step] = event.text
         elif effect.effect is Effect.BEYOND_SKILLS:
             self._blocked[event.action] = event.text
 

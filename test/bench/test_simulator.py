@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bench_fixtures import episode, situation
+from dataclasses import replace
+
+from bench_fixtures import disables, episode, situation
 
 from cowp_ros.bench.annotations import Effect, SituationEffect
 from cowp_ros.bench.simulator import ScheduledEvent
@@ -103,6 +105,23 @@ def test_the_step_a_situation_was_raised_at_is_blocked_even_if_its_object_is_els
     assert ep.execute(PLAN[5]).situation == "the water is dirty."
     assert not ep.execute(PLAN[5]).executed
     assert not ep.goal_reached
+
+
+def test_only_the_reported_steps_objects_are_blocked_beyond_the_target() -> None:
+    # "the faucet is leaking" drawn at fill_cup(cup_1, faucet_1) disables the faucet; a
+    # step at that point with other objects is not blocked by it (the target is spared)
+    leak = ScheduledEvent(
+        "situation", "4/x", "the cup is cracked.", "fill_cup", 4, disables("cup_1"), "cup",
+        ("cup_1", "faucet_1"),
+    )  # fmt: skip
+    ep = episode(leak)
+    run(ep, [PLAN[0], PLAN[1], *WITH_BOWL[:2]])
+    outcome = ep.execute(WITH_BOWL[2])
+    assert outcome.situation == "the cup is cracked."
+    assert ep.execute(WITH_BOWL[2]).executed  # the bowl is filled: the cup is elsewhere
+    same = episode(replace(leak, effect=disables("table_1")))
+    run(same, PLAN[:4])
+    assert same.execute(PLAN[4]).situation and not same.execute(PLAN[4]).executed
 
 
 def test_a_situation_without_effect_changes_nothing() -> None:
