@@ -65,6 +65,27 @@ def import_control_msgs_action(name: str) -> Any:
     return getattr(actions, name)
 
 
+def control_msgs_client(
+    node: Node,
+    name: str,
+    action_name: str,
+    callback_group: CallbackGroup | None,
+    action_type: Any | None = None,
+    client: Any | None = None,
+) -> tuple[Any, Any]:
+    """(action type, client) of control_msgs.action.<name> on `action_name`.
+
+    `action_type` and `client` are the unit tests' doubles; the real ones are made only
+    when not given, so a machine without control_msgs can still test the backends.
+    """
+    action_type = action_type or import_control_msgs_action(name)
+    if client is None:
+        from rclpy.action import ActionClient
+
+        client = ActionClient(node, action_type, action_name, callback_group=callback_group)
+    return action_type, client
+
+
 class _ArmBase:
     """What both arm backends share: the joint-state view and the completion check."""
 
@@ -185,17 +206,14 @@ class ActionArm(_ArmBase):
         client: Any | None = None,
     ) -> None:
         super().__init__(config, timeouts, joints)
-        self.action_type = action_type or import_control_msgs_action("FollowJointTrajectory")
-        if client is None:
-            from rclpy.action import ActionClient
-
-            client = ActionClient(
-                node,
-                self.action_type,
-                config.follow_joint_trajectory_action,
-                callback_group=callback_group,
-            )
-        self.client = client
+        self.action_type, self.client = control_msgs_client(
+            node,
+            "FollowJointTrajectory",
+            config.follow_joint_trajectory_action,
+            callback_group,
+            action_type,
+            client,
+        )
         self.description = f"FollowJointTrajectory arm ({config.follow_joint_trajectory_action})"
 
     def move_to(self, name: str, positions: Sequence[float], cancel: threading.Event) -> Outcome:

@@ -17,7 +17,7 @@ from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 
-from cowp_ros.skills.backends.arm import import_control_msgs_action
+from cowp_ros.skills.backends.arm import control_msgs_client
 from cowp_ros.skills.backends.common import (
     JointStateCache,
     Timeouts,
@@ -170,14 +170,14 @@ class ActionGripper(_GripperBase):
         client: Any | None = None,
     ) -> None:
         super().__init__(config, timeouts, joints)
-        self.action_type = action_type or import_control_msgs_action("GripperCommand")
-        if client is None:
-            from rclpy.action import ActionClient
-
-            client = ActionClient(
-                node, self.action_type, config.gripper_command_action, callback_group=callback_group
-            )
-        self.client = client
+        self.action_type, self.client = control_msgs_client(
+            node,
+            "GripperCommand",
+            config.gripper_command_action,
+            callback_group,
+            action_type,
+            client,
+        )
         self.description = f"GripperCommand gripper ({config.gripper_command_action})"
 
     def open(self, cancel: threading.Event) -> Outcome:
