@@ -7,7 +7,8 @@ the task's full pool could offer as a stand-in is put to the acquirer's role que
 judge files say which answers should be yes. Tasks are split in two: the dev tasks chose
 `ROLE_THRESHOLD`, the test tasks only report. Printed per split: AUC of P(yes), and how
 many acceptable and unacceptable stand-ins pass at each threshold; a ROC plot goes to
-`--plot`.
+`--plot`. The arithmetic is the monitor calibration's (`calibration.thresholds`), with
+"acceptable" in the place of "blocking".
 
     .venv/bin/python benchmarks/bench_stand_ins.py [--llm-url URL --llm-model NAME]
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
 from cowp_ros.reasoning.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
 from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.reasoning.calibration.thresholds import auc, curve, operating_point
 from cowp_ros.reasoning.language_model import LanguageModel
 from cowp_ros.tasks import TaskSpec, all_tasks
 
@@ -64,28 +66,25 @@ def judge_task(model: LanguageModel, spec: TaskSpec, annotation: TaskAnnotation)
     return rows
 
 
-def auc(rows: list[Judged]) -> float:
-    """P(a random acceptable stand-in scores above a random unacceptable one)."""
-    pos = [r.p_yes or 0.0 for r in rows if r.acceptable]
-    neg = [r.p_yes or 0.0 for r in rows if not r.acceptable]
-    if not pos or not neg:
-        return float("nan")
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
+def scored(rows: list[Judged]) -> tuple[list[float], list[bool]]:
+    """(P(yes), acceptable) per stand-in, for `calibration.thresholds` (True = positive)."""
+    return [r.p_yes or 0.0 for r in rows], [r.acceptable for r in rows]
 
 
 def summary(rows: list[Judged], name: str) -> list[str]:
+    scores, labels = scored(rows)
     pos = [r for r in rows if r.acceptable]
     neg = [r for r in rows if not r.acceptable]
     lines = [
         f"{name}: {len(pos)} acceptable, {len(neg)} unacceptable stand-ins; "
-        f"AUC {auc(rows):.3f}; passed at the deployed threshold {ROLE_THRESHOLD}: "
+        f"AUC {auc(scores, labels):.3f}; passed at the deployed threshold {ROLE_THRESHOLD}: "
         f"{sum(r.accepted for r in pos)}/{len(pos)} acceptable, "
         f"{sum(r.accepted for r in neg)}/{len(neg)} unacceptable"
     ]
     for t in THRESHOLDS:
-        kept = sum((r.p_yes or 0.0) >= t for r in pos)
-        wrong = sum((r.p_yes or 0.0) >= t for r in neg)
+        point = operating_point(scores, labels, t)
+        kept = round(point.recall * len(pos))
+        wrong = round(point.false_alarm_rate * len(neg))
         lines.append(f"  P(yes) >= {t:.2f}: {kept}/{len(pos)} acceptable, {wrong}/{len(neg)} not")
     return lines
 
@@ -98,14 +97,14 @@ def plot(splits: dict[str, list[Judged]], path: Path, title: str) -> None:
 
     fig, ax = plt.subplots(figsize=(5, 5))
     for name, rows in splits.items():
-        cuts = sorted({r.p_yes or 0.0 for r in rows}, reverse=True)
-        pos = [r for r in rows if r.acceptable]
-        neg = [r for r in rows if not r.acceptable]
-        xs, ys = [0.0], [0.0]
-        for cut in cuts:
-            xs.append(sum((r.p_yes or 0.0) >= cut for r in neg) / max(1, len(neg)))
-            ys.append(sum((r.p_yes or 0.0) >= cut for r in pos) / max(1, len(pos)))
-        ax.plot(xs, ys, marker=".", label=f"{name} (AUC {auc(rows):.2f})")
+        scores, labels = scored(rows)
+        points = curve(scores, labels)
+        ax.plot(
+            [p.false_alarm_rate for p in points],
+            [p.recall for p in points],
+            marker=".",
+            label=f"{name} (AUC {auc(scores, labels):.2f})",
+        )
     ax.plot([0, 1], [0, 1], color="grey", linestyle=":")
     ax.set_xlabel("unacceptable stand-ins passed")
     ax.set_ylabel("acceptable stand-ins passed")

@@ -44,4 +44,4 @@ def test_every_role_and_candidate_is_judged_against_the_judge_file() -> None:
     assert all(q.startswith("Can a") or q.startswith("Can an") for q in model.questions())
     lines = bench.summary(rows, "dev")
     assert lines[0].startswith("dev: ") and "passed at the deployed threshold" in lines[0]
-    assert 0.0 <= bench.auc(rows) <= 1.0
+    assert 0.0 <= bench.auc(*bench.scored(rows)) <= 1.0
