@@ -375,9 +375,10 @@ class OpenWorldPlanner:
         and situation pair is blocked once); the second keeps a small model's false
         alarms ("find the spoon, if the cup is dirty? no") from blocking the stand-in.
         """
+        live = [known for known in self._state.situations if not self._moot(known)]
         for step in self._state.remaining:
-            for known in self._state.situations:
-                if self._moot(known) or self._guarded(step, known):
+            for known in live:
+                if self._guarded(step, known):
                     continue
                 verdict = self.monitor.check(step, known.text, self.task)
                 self.report.add("monitor", monitor_event_text(verdict), **verdict.to_dict())
