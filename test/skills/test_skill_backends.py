@@ -336,7 +336,9 @@ def test_topic_base_cancel_mid_drive_stops_the_base(harness, fakes, client, robo
     backend = topic_base(client, robot)
     cancel = threading.Event()
     thread, box = in_thread(lambda: backend.go_to("table", Pose2D(4.0, -2.0, -1.5708), cancel))
-    cancel_when(lambda: base.x > 0.2, cancel)
+    # the backend stops where /odom last said it was, one odom period behind the fake's
+    # own x: cancel a little past 0.2 so that "where it stood" is past 0.2 too
+    cancel_when(lambda: base.x > 0.3, cancel)
     thread.join(timeout=5)
     assert box and box[0].status is Status.CANCELED
     assert eventually(lambda: len(base.goals) == 2)
