@@ -156,6 +156,11 @@ def test_demo_bag_records_the_run(start_graph, local_llm, tmp_path: Path) -> Non
         },
     )
     try:
+        # the recorder hears sim_world's situations once discovery has matched them; the
+        # one situation comes early in the run, before a late match would catch it
+        deadline = time.monotonic() + 15.0
+        while time.monotonic() < deadline and not client.node.count_publishers("/cowp/situations"):
+            time.sleep(0.1)
         result = run_to_end(client, "serve_water")
     finally:
         recorder.close()
