@@ -21,7 +21,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={PACKAGE: ["py.typed", "reasoning/data/*.yaml"]},
+    package_data={PACKAGE: ["py.typed", "llm/data/*.yaml", "cowp/calibration/data/*.yaml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -38,12 +38,12 @@ setup(
     entry_points={
         "console_scripts": [
             "cowp = cowp_ros.cli:main",
-            "executor = cowp_ros.nodes.executor:main",
-            "situation_detector = cowp_ros.nodes.situation_detector:main",
-            "planner = cowp_ros.nodes.planner:main",
-            "commonsense = cowp_ros.nodes.commonsense:main",
-            "task_manager = cowp_ros.nodes.task_manager:main",
-            "sim_world = cowp_ros.nodes.sim_world:main",
+            "executor = cowp_ros.ros.nodes.executor:main",
+            "situation_detector = cowp_ros.ros.nodes.situation_detector:main",
+            "planner = cowp_ros.ros.nodes.planner:main",
+            "commonsense = cowp_ros.ros.nodes.commonsense:main",
+            "task_manager = cowp_ros.ros.nodes.task_manager:main",
+            "sim_world = cowp_ros.ros.nodes.sim_world:main",
         ],
     },
 )

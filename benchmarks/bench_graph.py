@@ -24,10 +24,10 @@ from pathlib import Path
 
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
-from cowp_ros.reasoning.endpoint import llm_endpoint
-from cowp_ros.reasoning.settings import LLMSettings
+from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.ros.clients.task_client import TaskClient
 from cowp_ros.sim.scenario import load_scenario
-from cowp_ros.task_client import TaskClient
 from cowp_ros.tasks import get_task
 
 PHASES = ("perceive", "plan", "monitor", "acquire", "execute")

@@ -9,7 +9,7 @@ and for the guided search its model calls and refused proposals.
   expansions can be counted: every search expands a node by calling the task's
   `get_successor_states` once, and the benchmark wraps that method with a counter.
   Times are search only (parsing and grounding are reported apart).
-- `llm_guided` runs `cowp_ros.planning.llm_guided` with the embedded model (or the
+- `llm_guided` runs `cowp_ros.methods.llm_guided` with the embedded model (or the
   server OPENAI_BASE_URL names); a node counts as expanded when its applicable actions
   are listed (one model call when there are two or more).
 - `first_listed` is the same beam search with a scripted "model" that always answers
@@ -38,11 +38,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.llm_guided import make_llm_guided_planner, verify_plan
 from cowp_ros.pddl import PlanningTask
-from cowp_ros.planning.llm_guided import make_llm_guided_planner, verify_plan
 from cowp_ros.planning.result import PlanStep
-from cowp_ros.reasoning.language_model import LanguageModel
-from cowp_ros.reasoning.scripted import ScriptedModel
 from cowp_ros.tasks import get_task
 
 PYPERPLAN_METHODS = {
@@ -150,9 +150,9 @@ def open_model(no_llm: bool) -> Iterator[LanguageModel | None]:
     if no_llm:
         yield None
         return
-    from cowp_ros.reasoning.endpoint import llm_endpoint
-    from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
-    from cowp_ros.reasoning.settings import LLMSettings
+    from cowp_ros.llm.client import OpenAICompatibleModel
+    from cowp_ros.llm.endpoint import llm_endpoint
+    from cowp_ros.llm.settings import LLMSettings
 
     with llm_endpoint(LLMSettings.resolve(timeout_s=180.0)) as settings:
         yield OpenAICompatibleModel(settings)

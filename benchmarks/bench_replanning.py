@@ -28,14 +28,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cowp_ros.cowp import OpenWorldPlanner, ScheduledSituation, execute_with_situations
+from cowp_ros.cowp.loop import OpenWorldPlanner, ScheduledSituation, execute_with_situations
+from cowp_ros.cowp.prompts import sentence
+from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, PlanResult, make_planner
 from cowp_ros.planning.fast_downward import is_available
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.prompts import sentence
-from cowp_ros.reasoning.scripted import ScriptedModel
 from cowp_ros.tasks import TaskSpec, all_tasks
+from cowp_ros.tasks.phrases import ActionPhrases
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATASET = REPO.parent / "shared" / "data" / "cowp"

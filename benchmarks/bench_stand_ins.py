@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
-from cowp_ros.reasoning.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.calibration.thresholds import auc, curve, operating_point
-from cowp_ros.reasoning.language_model import LanguageModel
+from cowp_ros.cowp.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
+from cowp_ros.cowp.calibration.thresholds import auc, curve, operating_point
+from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.tasks import TaskSpec, all_tasks
+from cowp_ros.tasks.phrases import ActionPhrases
 
 DEV_TASKS = ("fill_cup", "clean_area", "set_table")
 TEST_TASKS = ("plate_to_sink", "pour_coke", "eat_burger")
@@ -119,8 +119,8 @@ def plot(splits: dict[str, list[Judged]], path: Path, title: str) -> None:
 def main() -> int:
     from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
     from cowp_ros.errors import CowpError
-    from cowp_ros.reasoning.endpoint import llm_endpoint
-    from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
+    from cowp_ros.llm.client import OpenAICompatibleModel
+    from cowp_ros.llm.endpoint import llm_endpoint
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plot", type=Path, default=Path("build/stand_ins_roc.png"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from cowp_ros.bags import typestore, write_bag
+from cowp_ros.ros.bags import typestore, write_bag
 
 OUT = Path(__file__).resolve().parent.parent / "test" / "data" / "bags"
 START_NS = 1_800_000_000 * 1_000_000_000

@@ -120,6 +120,9 @@ for part in "$ROOT"/scripts/setup.d/*.sh; do
   case "$SKIP" in *",$name,"*) say "$name: skipped (COWP_SETUP_SKIP)"; continue ;; esac
   # Each part prints its own hash of inputs on `hash` and does the work on `run`.
   run_step "$name" "$(VENV="$VENV" ROOT="$ROOT" bash "$part" hash)" env VENV="$VENV" ROOT="$ROOT" bash "$part" run
+  # A part's hash covers what it makes (the model files), so the stamp takes the hash as
+  # it is after the run; stamping the hash from before would re-run the part next time.
+  VENV="$VENV" ROOT="$ROOT" bash "$part" hash >"$STAMPS/$name"
 done
 
 say "ready: $VENV (activate it, or call $VENV/bin/cowp directly)"

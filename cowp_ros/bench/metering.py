@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
-from cowp_ros.reasoning.language_model import Choice, Example, LanguageModel, Usage, YesNo
+from cowp_ros.llm.language_model import Choice, Example, LanguageModel, Usage, YesNo
 
 T = TypeVar("T")
 

@@ -34,10 +34,10 @@ from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import BenchMethod, MethodContext
 from cowp_ros.bench.simulator import Episode, ScheduledEvent
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import Planner, PlanStep
-from cowp_ros.reasoning.language_model import LanguageModel
 from cowp_ros.tasks import TaskSpec
 
 POOL_FRACTION = 0.5

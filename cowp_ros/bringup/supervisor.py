@@ -62,7 +62,7 @@ class DeadNode:
 def node_command(spec: NodeSpec, override_file: Path | None) -> list[str]:
     """The command line of one node: our own nodes run as modules of this interpreter."""
     if spec.package == "cowp_ros":
-        program = [sys.executable, "-m", f"cowp_ros.nodes.{spec.executable}"]
+        program = [sys.executable, "-m", f"cowp_ros.ros.nodes.{spec.executable}"]
     else:
         program = [str(_installed_executable(spec))]
     return [*program, *spec.ros_arguments(override_file)]

@@ -80,7 +80,7 @@ def run_record(args: argparse.Namespace) -> int:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
 
-    from cowp_ros.bags import BagRecorder
+    from cowp_ros.ros.bags import BagRecorder
 
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -116,7 +116,7 @@ def run_replay(args: argparse.Namespace) -> int:
     import rclpy
     from rclpy.node import Node
 
-    from cowp_ros.bags import replay_bag
+    from cowp_ros.ros.bags import replay_bag
 
     if not args.bag.exists():
         raise CowpError(f"no bag at {args.bag}")

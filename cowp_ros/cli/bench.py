@@ -34,11 +34,11 @@ from cowp_ros.bench.runner import (
 )
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.client import OpenAICompatibleModel
+from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.local_server import LocalServer
 from cowp_ros.planning import make_planner
-from cowp_ros.reasoning.endpoint import llm_endpoint
-from cowp_ros.reasoning.language_model import LanguageModel
-from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
-from cowp_ros.reasoning.local_server import LocalServer
 from cowp_ros.tasks import TaskSpec, all_tasks
 
 REPO = Path(__file__).resolve().parents[2]

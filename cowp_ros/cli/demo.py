@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
     from cowp_ros.bringup.supervisor import Supervisor
     from cowp_ros.cli.llm import settings_from_args
-    from cowp_ros.reasoning.endpoint import llm_endpoint
+    from cowp_ros.llm.endpoint import llm_endpoint
     from cowp_ros.sim.scenario import load_scenario
     from cowp_ros.tasks import get_task
 
@@ -105,9 +105,9 @@ def _said_started(server) -> None:
 
 
 def _run_task(task: str, run_dir: Path, timeout_s: float, stop, started: float) -> int:
-    from cowp_ros.bags import BagRecorder
-    from cowp_ros.narrative import Narrator
-    from cowp_ros.task_client import Outcome, TaskClient
+    from cowp_ros.ros.bags import BagRecorder
+    from cowp_ros.ros.clients.narrative import Narrator
+    from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
     client = TaskClient()
     recorder = BagRecorder(client.node, run_dir / "bag", RECORDED_TOPICS)

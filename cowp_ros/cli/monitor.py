@@ -6,7 +6,7 @@
     cowp monitor benign --split test --out F.yaml  the benign set, e.g. for cowp bench
 
 Blocking situations are the public COWP dataset's (--dataset-dir); benign ones are the
-project's own (cowp_ros/reasoning/data/benign_situations.yaml). Each variant's threshold
+project's own (cowp_ros/cowp/calibration/data/benign_situations.yaml). Each variant's threshold
 is always chosen on the dev split (its answers come from the answer cache after the
 first run), then applied to the split asked for, so test figures never see a test
 answer during tuning. A PNG per model with every variant's ROC and precision/recall
@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
-from cowp_ros.errors import CowpError
-from cowp_ros.reasoning.calibration.config import (
+from cowp_ros.cowp.calibration.config import (
     MonitorCalibration,
     calibration_for,
     default_config_path,
@@ -36,31 +35,32 @@ from cowp_ros.reasoning.calibration.config import (
     tuned_on_record,
     write_calibration,
 )
-from cowp_ros.reasoning.calibration.evaluation import (
+from cowp_ros.cowp.calibration.evaluation import (
     ScoredItem,
     build_example_pool,
     score_items,
     scores_and_labels,
     summarise,
 )
-from cowp_ros.reasoning.calibration.plot import plot_curves
-from cowp_ros.reasoning.calibration.scoring import VARIANTS, get_variant
-from cowp_ros.reasoning.calibration.situations import (
+from cowp_ros.cowp.calibration.plot import plot_curves
+from cowp_ros.cowp.calibration.scoring import VARIANTS, get_variant
+from cowp_ros.cowp.calibration.situations import (
     SPLIT_SEED,
     CalibrationItem,
     assign_splits,
     load_benign_situations,
     load_items,
 )
-from cowp_ros.reasoning.calibration.thresholds import (
+from cowp_ros.cowp.calibration.thresholds import (
     GOAL_FALSE_ALARM,
     GOAL_RECALL,
     OperatingPoint,
     choose_threshold,
     operating_point,
 )
-from cowp_ros.reasoning.language_model import LanguageModel
-from cowp_ros.reasoning.llm_eval import DATASET_ENV, default_dataset_dir
+from cowp_ros.errors import CowpError
+from cowp_ros.llm.evaluation import DATASET_ENV, default_dataset_dir
+from cowp_ros.llm.language_model import LanguageModel
 
 
 def _say(message: str) -> None:
@@ -70,8 +70,8 @@ def _say(message: str) -> None:
 @contextlib.contextmanager
 def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
     """The configured server's model, or the embedded one (tests hand in a scripted one)."""
-    from cowp_ros.reasoning.endpoint import llm_endpoint
-    from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
+    from cowp_ros.llm.client import OpenAICompatibleModel
+    from cowp_ros.llm.endpoint import llm_endpoint
 
     settings = settings_from_args(args)
     with llm_endpoint(settings, model_path=args.model_path, model_name=args.model) as endpoint:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from cowp_ros.planning import PLANNER_NAMES, make_planner
-from cowp_ros.reasoning.action_text import ActionPhrases
 from cowp_ros.tasks import get_task, task_names
+from cowp_ros.tasks.phrases import ActionPhrases
 
 
 def add_problem_arguments(parser: argparse.ArgumentParser) -> None:

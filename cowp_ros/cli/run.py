@@ -25,20 +25,20 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from cowp_ros.cli.plan import add_problem_arguments
-from cowp_ros.cowp import (
+from cowp_ros.cowp.loop import (
     CowpSettings,
     OpenWorldPlanner,
     ScheduledSituation,
     execute_with_situations,
 )
+from cowp_ros.cowp.report import Event
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.methods.dkprompt.questions import VisualQuestioner
 from cowp_ros.planning import Planner, make_planner
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.dkprompt import VisualQuestioner
-from cowp_ros.reasoning.language_model import LanguageModel
-from cowp_ros.reasoning.settings import LLMSettings
-from cowp_ros.report import Event
 from cowp_ros.tasks import TaskSpec, get_task, task_names
+from cowp_ros.tasks.phrases import ActionPhrases
 
 LABELS = {
     "plan": "PLAN ",
@@ -141,8 +141,8 @@ def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
         timeout_s=getattr(args, "llm_timeout", None),
     )
     try:
-        from cowp_ros.reasoning.endpoint import llm_endpoint
-        from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
+        from cowp_ros.llm.client import OpenAICompatibleModel
+        from cowp_ros.llm.endpoint import llm_endpoint
     except ImportError as err:
         raise CowpError(
             f"the language model client is not available in this build ({err})",
@@ -170,7 +170,7 @@ def build_planner(args: argparse.Namespace, model: LanguageModel | None) -> Plan
         return make_planner(args.planner)
     if model is None:
         raise CowpError("--planner llm_guided needs a language model")
-    from cowp_ros.planning.llm_guided import make_llm_guided_planner
+    from cowp_ros.methods.llm_guided import make_llm_guided_planner
 
     return make_llm_guided_planner(model, beam=args.beam, fallback=make_planner("pyperplan"))
 
@@ -199,7 +199,7 @@ def check_related_flags(args: argparse.Namespace) -> None:
 
 def open_vision(args: argparse.Namespace) -> VisualQuestioner:
     """The vision-language model --vlm-url names (tests hand in a recorded one)."""
-    from cowp_ros.reasoning.dkprompt_vision import OpenAIVisionQuestioner
+    from cowp_ros.methods.dkprompt.vision import OpenAIVisionQuestioner
 
     settings = LLMSettings.resolve(
         base_url=args.vlm_url, model=args.vlm_model, api_key=args.vlm_api_key
@@ -211,8 +211,8 @@ def run_dkprompt(args: argparse.Namespace, spec: TaskSpec, model: LanguageModel 
     """The task under DKPROMPT checks on the images in --images."""
     from pathlib import Path
 
-    from cowp_ros.reasoning.dkprompt import DKPromptChecker
-    from cowp_ros.reasoning.dkprompt_loop import DKPromptLoop, DKPromptMode, ImageDirectory
+    from cowp_ros.methods.dkprompt.loop import DKPromptLoop, DKPromptMode, ImageDirectory
+    from cowp_ros.methods.dkprompt.questions import DKPromptChecker
 
     problem = spec.build_problem(args.objects, seed=args.seed)
     planner = build_planner(args, model)
@@ -255,7 +255,7 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
         print(f"model: {loop.report.model}; planner: {loop.planner.name}")
         loop.report.listeners.append(print_event)
     if args.llm_state:
-        from cowp_ros.reasoning.llm_state_loop import attach_llm_state, execute_with_belief
+        from cowp_ros.methods.llm_state.loop import attach_llm_state, execute_with_belief
 
         report = execute_with_belief(loop, attach_llm_state(loop), schedule)
         if not args.quiet:

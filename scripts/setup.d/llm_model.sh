@@ -20,14 +20,14 @@ CACHE="${COWP_CACHE_DIR:-$HOME/.cache/cowp_ros}/models"
 case "${1:-}" in
   hash)
     {
-      sha256sum "$ROOT/requirements/llm.txt" "$ROOT/cowp_ros/reasoning/model_store.py"
+      sha256sum "$ROOT/requirements/llm.txt" "$ROOT/cowp_ros/llm/model_store.py"
       echo "$CACHE"
       ls -l --time-style=+%s "$CACHE"/*.gguf "$CACHE"/*.verified.json 2>/dev/null || echo "no models yet"
     } | sha256sum | cut -d' ' -f1
     ;;
   run)
     "$PY" -m pip install --disable-pip-version-check --no-input -r "$ROOT/requirements/llm.txt"
-    "$PY" -m cowp_ros.reasoning.model_store
+    "$PY" -m cowp_ros.llm.model_store
     "$PY" -c "import xllamacpp" && echo "llm_model: xllamacpp imports; models in $CACHE"
     ;;
   *)

@@ -9,7 +9,7 @@ import pytest
 from bench_fixtures import DATASET
 
 from cowp_ros.cli import main
-from cowp_ros.reasoning.model_store import QWEN_1_5B
+from cowp_ros.llm.model_store import QWEN_1_5B
 
 pytestmark = pytest.mark.skipif(
     not (DATASET / "situations.json").is_file(), reason="the public dataset is not here"

@@ -10,9 +10,9 @@ from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._common import admissible_actions, best_match, similarity
 from cowp_ros.bench.methods.progprompt import parse_program
 from cowp_ros.bench.runner import Trial, run_one
+from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.planning import PlanStep, make_planner
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.scripted import ScriptedModel
+from cowp_ros.tasks.phrases import ActionPhrases
 
 DIRTY_CUP = situation("the cup is dirty.", "hold_cup")
 SIX = {"cowp", "cw", "ek", "lmzsp", "progprompt", "inner_monologue"}

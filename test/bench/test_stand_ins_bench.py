@@ -9,7 +9,7 @@ from pathlib import Path
 from bench_fixtures import ANNOTATIONS
 
 from cowp_ros.bench.annotations import load_annotation
-from cowp_ros.reasoning.scripted import ScriptedModel
+from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.tasks import get_task
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_stand_ins.py"

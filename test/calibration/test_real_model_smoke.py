@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from cowp_ros.cowp.calibration.config import MonitorCalibration
+from cowp_ros.cowp.calibration.scoring import get_variant
+from cowp_ros.cowp.monitor import PlanMonitor
+from cowp_ros.llm.client import OpenAICompatibleModel
+from cowp_ros.llm.model_store import SMOLLM2_135M, ResolvedModel
+from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.planning.result import PlanStep
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.calibration.config import MonitorCalibration
-from cowp_ros.reasoning.calibration.scoring import get_variant
-from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
-from cowp_ros.reasoning.model_store import SMOLLM2_135M, ResolvedModel
-from cowp_ros.reasoning.monitor import PlanMonitor
-from cowp_ros.reasoning.settings import LLMSettings
 from cowp_ros.tasks import get_task
+from cowp_ros.tasks.phrases import ActionPhrases
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -29,7 +29,7 @@ def test_calibrated_monitor_scores_with_a_real_model(tmp_path: Path) -> None:
     pytest.importorskip("xllamacpp", reason="run scripts/setup.d/llm_model.sh (make setup)")
     if not SMOLLM2_135M.path.is_file():
         pytest.skip(f"{SMOLLM2_135M.path} missing: run 'cowp llm provision smollm2-135m'")
-    from cowp_ros.reasoning.local_server import LocalServer
+    from cowp_ros.llm.local_server import LocalServer
 
     spec = get_task("fill_cup")
     task, phrases = spec.load(), ActionPhrases(spec.phrases)

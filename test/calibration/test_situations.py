@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cowp_ros.errors import CowpError
-from cowp_ros.reasoning.calibration.situations import (
+from cowp_ros.cowp.calibration.situations import (
     BENIGN_KINDS,
     assign_splits,
     ground_step,
@@ -18,6 +17,7 @@ from cowp_ros.reasoning.calibration.situations import (
     parse_dataset,
     select_split,
 )
+from cowp_ros.errors import CowpError
 from cowp_ros.tasks import get_task
 
 TASKS = {"fill_cup", "clean_area", "set_table", "plate_to_sink", "pour_coke", "eat_burger"}

@@ -39,8 +39,8 @@ def probe() -> Iterator[Probe]:
 @pytest.fixture(scope="session")
 def local_llm() -> Iterator[tuple[str, str]]:
     """(base URL, model name) of the embedded model, started once for the session."""
-    from cowp_ros.reasoning.endpoint import llm_endpoint
-    from cowp_ros.reasoning.settings import LLMSettings
+    from cowp_ros.llm.endpoint import llm_endpoint
+    from cowp_ros.llm.settings import LLMSettings
 
     with llm_endpoint(LLMSettings()) as settings:
         assert settings.base_url and settings.model

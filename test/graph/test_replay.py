@@ -10,9 +10,9 @@ import pytest
 from graph_harness import Probe
 
 from cowp_interfaces.msg import PlanStep
-from cowp_ros.bags import deserialize, read_bag
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
-from cowp_ros.task_client import Outcome, TaskClient
+from cowp_ros.ros.bags import deserialize, read_bag
+from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
 pytestmark = [pytest.mark.ros, pytest.mark.llm, pytest.mark.slow]
 

@@ -18,8 +18,8 @@ import pytest
 from graph_harness import Probe, partial_profile
 
 from cowp_interfaces.msg import PlanStep, Situation
-from cowp_ros.bags import read_bag
-from cowp_ros.task_client import Outcome, TaskClient
+from cowp_ros.ros.bags import read_bag
+from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
 pytestmark = [pytest.mark.ros, pytest.mark.llm, pytest.mark.slow]
 
@@ -142,7 +142,7 @@ def test_a_node_killed_mid_task_aborts_with_a_reason(
 
 
 def test_demo_bag_records_the_run(start_graph, local_llm, tmp_path: Path) -> None:
-    from cowp_ros.bags import BagRecorder
+    from cowp_ros.ros.bags import BagRecorder
 
     start_graph(sim_profile(tmp_path, *local_llm))
     client = TaskClient()

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 
 from cowp_ros.errors import CowpError
-from cowp_ros.narrative import Narrator
-from cowp_ros.nodes.task_manager import resolve_task
-from cowp_ros.task_client import Outcome
+from cowp_ros.ros.clients.narrative import Narrator
+from cowp_ros.ros.clients.task_client import Outcome
+from cowp_ros.ros.nodes.task_manager import resolve_task
 
 COWP = Path(sys.executable).with_name("cowp")
 

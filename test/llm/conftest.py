@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from cowp_ros.reasoning.model_store import SMOLLM2_135M, ResolvedModel
+from cowp_ros.llm.model_store import SMOLLM2_135M, ResolvedModel
 
 
 class ScriptedServer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from cowp_ros.reasoning.answer_cache import AnswerCache, cache_key
+from cowp_ros.llm.answer_cache import AnswerCache, cache_key
 
 PROMPT = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]}
 

@@ -16,11 +16,11 @@ import openai
 import pytest
 
 from cowp_ros.errors import CowpError
-from cowp_ros.reasoning.endpoint import llm_endpoint
-from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
-from cowp_ros.reasoning.local_server import LocalServer
-from cowp_ros.reasoning.model_store import MODEL_NAME_ENV, ResolvedModel
-from cowp_ros.reasoning.settings import LLMSettings
+from cowp_ros.llm.client import OpenAICompatibleModel
+from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.local_server import LocalServer
+from cowp_ros.llm.model_store import MODEL_NAME_ENV, ResolvedModel
+from cowp_ros.llm.settings import LLMSettings
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cowp_ros.errors import CowpError
-from cowp_ros.reasoning.model_store import (
+from cowp_ros.llm.model_store import (
     DEFAULT_MODEL,
     MODEL_PATH_ENV,
     MODEL_SHA256_ENV,

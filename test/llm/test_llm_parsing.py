@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from cowp_ros.errors import CowpError
-from cowp_ros.reasoning.llm_client import match_option, p_yes_from_top_logprobs, parse_yes_no
-from cowp_ros.reasoning.llm_eval import (
+from cowp_ros.llm.client import match_option, p_yes_from_top_logprobs, parse_yes_no
+from cowp_ros.llm.evaluation import (
     default_dataset_dir,
     load_checkset,
     load_gpt3_sample,
     parse_gpt3_answers,
     percentile,
 )
-from cowp_ros.reasoning.model_store import read_gguf_header
+from cowp_ros.llm.model_store import read_gguf_header
 
 
 @pytest.mark.parametrize(

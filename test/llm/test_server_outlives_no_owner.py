@@ -13,8 +13,8 @@ import pytest
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
 OWNER = """
-from cowp_ros.reasoning.local_server import LocalServer
-from cowp_ros.reasoning.model_store import resolve_model
+from cowp_ros.llm.local_server import LocalServer
+from cowp_ros.llm.model_store import resolve_model
 server = LocalServer(resolve_model(None, "smollm2-135m"))
 server.start()
 print(server._process.pid, flush=True)

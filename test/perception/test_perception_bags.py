@@ -1,4 +1,4 @@
-"""Image bags written with cowp_ros.bags read back byte-exact; image bytes convert both ways."""
+"""Image bags written with cowp_ros.ros.bags read back byte-exact; image bytes convert both ways."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cowp_ros.bags import IMAGE_TYPE, deserialize, read_bag, write_image_bag
 from cowp_ros.errors import CowpError
 from cowp_ros.perception.image_encoding import bgr8_image_fields, bgr_from_image_bytes
+from cowp_ros.ros.bags import IMAGE_TYPE, deserialize, read_bag, write_image_bag
 
 
 @pytest.mark.parametrize("storage", ["sqlite3", "mcap"])

@@ -29,7 +29,7 @@ FPS = 3.0  # slow enough that a busy 2-core machine still sees every phase
 
 
 def test_config_file_holds_the_declared_defaults() -> None:
-    from cowp_ros.nodes.situation_detector import PARAMETERS
+    from cowp_ros.ros.nodes.situation_detector import PARAMETERS
 
     declared = {name: default for name, (default, _) in PARAMETERS.items()}
     in_file = yaml.safe_load(CONFIG.read_text())["situation_detector"]["ros__parameters"]
@@ -40,7 +40,7 @@ def test_config_file_holds_the_declared_defaults() -> None:
 def real_image_bag(
     tmp_path: Path, coffee: np.ndarray, cup_with_person_inside: np.ndarray, bus: np.ndarray
 ) -> Path:
-    from cowp_ros.bags import write_image_bag
+    from cowp_ros.ros.bags import write_image_bag
 
     phases = [coffee, cup_with_person_inside, bus]
     frames = [frame for frame in phases for _ in range(FRAMES_PER_PHASE)]
@@ -63,7 +63,7 @@ def detector_process(default_model: Path, tmp_path: Path) -> Iterator[subprocess
     log = (tmp_path / "situation_detector.log").open("w")
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "cowp_ros.nodes.situation_detector",
+            sys.executable, "-m", "cowp_ros.ros.nodes.situation_detector",
             "--ros-args", "--params-file", str(CONFIG), "-p", "stats_period_s:=2.0",
         ],
         stdout=log,
@@ -113,7 +113,7 @@ class Listener:
         step = PlanStep(action="fill_cup", arguments=["cup_1", "faucet_1"])
         # Re-announced like a heartbeat, so discovery timing cannot lose it.
         self.node.create_timer(0.5, lambda: step_publisher.publish(step))
-        from cowp_ros.bags import BagRecorder
+        from cowp_ros.ros.bags import BagRecorder
 
         # The outputs also go to a bag, checked after shutdown as launch_testing would.
         self.recorder = BagRecorder(
@@ -147,7 +147,7 @@ class Listener:
 def test_replayed_real_images_give_detections_and_situations(
     real_image_bag: Path, detector_process: subprocess.Popen[str]
 ) -> None:
-    from cowp_ros.bags import read_bag, replay_bag
+    from cowp_ros.ros.bags import read_bag, replay_bag
 
     recorded = real_image_bag.parent / "outputs"
     listener = Listener(record_to=recorded)
@@ -191,7 +191,7 @@ def test_replayed_real_images_give_detections_and_situations(
         assert situation.header.frame_id == "wrist_camera"
 
     # The bag recorded the same situations, byte for byte what the node published.
-    from cowp_ros.bags import deserialize
+    from cowp_ros.ros.bags import deserialize
 
     in_bag = [deserialize(r) for r in read_bag(recorded, topics=["/cowp/situations"])]
     assert [(s.object, s.text) for s in in_bag] == [(s[0], s[1]) for s in summary]
@@ -206,7 +206,7 @@ def test_replayed_real_images_give_detections_and_situations(
 def test_node_refuses_bad_parameters_with_a_clear_message(default_model: Path) -> None:
     result = subprocess.run(
         [
-            sys.executable, "-m", "cowp_ros.nodes.situation_detector",
+            sys.executable, "-m", "cowp_ros.ros.nodes.situation_detector",
             "--ros-args", "-p", "backend:=tensorrt",
         ],
         capture_output=True,

@@ -20,8 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from cowp_ros.reasoning.dkprompt import Answer
-from cowp_ros.reasoning.language_model import Usage
+from cowp_ros.llm.language_model import Usage
+from cowp_ros.methods.dkprompt.questions import Answer
 
 DATA = Path(__file__).resolve().parent / "data"
 

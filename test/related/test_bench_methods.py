@@ -11,9 +11,9 @@ from cowp_ros.bench.annotations import Effect, SituationEffect, load_annotation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.simulator import Episode, ScheduledEvent
+from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import make_planner
-from cowp_ros.reasoning.scripted import ScriptedModel
 from cowp_ros.tasks import get_task
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,10 +6,8 @@ import pytest
 from related_fixtures import EveryStepImage, ScriptedQuestioner
 
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl import Atom, Literal, edits
-from cowp_ros.planning import PlanStep, make_planner
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.dkprompt import (
+from cowp_ros.methods.dkprompt.loop import DKPromptLoop, DKPromptMode
+from cowp_ros.methods.dkprompt.questions import (
     Answer,
     CheckedLiteral,
     DKPromptChecker,
@@ -20,8 +18,10 @@ from cowp_ros.reasoning.dkprompt import (
     question_for,
     questions_for,
 )
-from cowp_ros.reasoning.dkprompt_loop import DKPromptLoop, DKPromptMode
+from cowp_ros.pddl import Atom, Literal, edits
+from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks import all_tasks, get_task
+from cowp_ros.tasks.phrases import ActionPhrases
 
 TEMPLATES = QuestionTemplates.load()
 

@@ -11,13 +11,13 @@ from related_fixtures import ReplayVisionServer, recorded_replies
 
 from cowp_ros.cli import main
 from cowp_ros.errors import CowpError
-from cowp_ros.reasoning.dkprompt import Answer
-from cowp_ros.reasoning.dkprompt_vision import (
+from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.methods.dkprompt.questions import Answer
+from cowp_ros.methods.dkprompt.vision import (
     EncodedImage,
     OpenAIVisionQuestioner,
     parse_answers,
 )
-from cowp_ros.reasoning.settings import LLMSettings
 
 
 def _settings(url: str) -> LLMSettings:

@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 from cowp_ros.cli import main
-from cowp_ros.cowp import OpenWorldPlanner, ScheduledSituation, execute_with_situations
+from cowp_ros.cowp.loop import OpenWorldPlanner, ScheduledSituation, execute_with_situations
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl import Atom, PlanningTask, edits
-from cowp_ros.planning import PlanStatus, PlanStep, make_planner
-from cowp_ros.planning.llm_guided import (
+from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.llm_guided import (
     ground_actions,
     guide_prompt,
     make_llm_guided_planner,
     parse_proposals,
     verify_plan,
 )
-from cowp_ros.reasoning.scripted import ScriptedModel
+from cowp_ros.pddl import Atom, PlanningTask, edits
+from cowp_ros.planning import PlanStatus, PlanStep, make_planner
 from cowp_ros.tasks import get_task
 
 

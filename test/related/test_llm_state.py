@@ -7,13 +7,13 @@ import json
 import pytest
 
 from cowp_ros.cli import main
-from cowp_ros.cowp import OpenWorldPlanner, ScheduledSituation
+from cowp_ros.cowp.loop import OpenWorldPlanner, ScheduledSituation
+from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.llm_state.belief import Belief, BeliefPredicates, LLMStateTracker
+from cowp_ros.methods.llm_state.calls import MAX_CALLS, ToolCall, parse_tool_calls
+from cowp_ros.methods.llm_state.loop import attach_llm_state, execute_with_belief
 from cowp_ros.pddl import edits
 from cowp_ros.planning import make_planner
-from cowp_ros.reasoning.llm_state import Belief, BeliefPredicates, LLMStateTracker
-from cowp_ros.reasoning.llm_state_calls import MAX_CALLS, ToolCall, parse_tool_calls
-from cowp_ros.reasoning.llm_state_loop import attach_llm_state, execute_with_belief
-from cowp_ros.reasoning.scripted import ScriptedModel
 from cowp_ros.tasks import get_task
 
 
@@ -236,7 +236,7 @@ def test_cowp_run_llm_state_flag(monkeypatch, capsys) -> None:
     ],
 )
 def test_attributes_read_as_sentences_that_keep_their_meaning(attribute, value, sentence) -> None:
-    from cowp_ros.reasoning.llm_state import situation_sentence
+    from cowp_ros.methods.llm_state.belief import situation_sentence
 
     assert situation_sentence("cup", attribute, value) == sentence
 

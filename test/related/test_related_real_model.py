@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from cowp_ros.planning.llm_guided import make_llm_guided_planner, verify_plan
-from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
-from cowp_ros.reasoning.llm_state import Belief, LLMStateTracker
-from cowp_ros.reasoning.llm_state_calls import PHRASE
-from cowp_ros.reasoning.model_store import SMOLLM2_135M, ResolvedModel
-from cowp_ros.reasoning.settings import LLMSettings
+from cowp_ros.llm.client import OpenAICompatibleModel
+from cowp_ros.llm.model_store import SMOLLM2_135M, ResolvedModel
+from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.methods.llm_guided import make_llm_guided_planner, verify_plan
+from cowp_ros.methods.llm_state.belief import Belief, LLMStateTracker
+from cowp_ros.methods.llm_state.calls import PHRASE
 from cowp_ros.tasks import get_task
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
@@ -26,7 +26,7 @@ def test_tiny_model_guides_a_verified_plan_and_keeps_a_valid_belief(tmp_path: Pa
     pytest.importorskip("xllamacpp", reason="run scripts/setup.d/llm_model.sh (make setup)")
     if not SMOLLM2_135M.path.is_file():
         pytest.skip(f"{SMOLLM2_135M.path} missing: run 'cowp llm provision smollm2-135m'")
-    from cowp_ros.reasoning.local_server import LocalServer
+    from cowp_ros.llm.local_server import LocalServer
 
     resolved = ResolvedModel(path=SMOLLM2_135M.path, name=SMOLLM2_135M.name, spec=SMOLLM2_135M)
     with LocalServer(resolved, threads=2) as server:

@@ -23,7 +23,7 @@ from ros_fakes import FakeArmController, FakeHandE, FakeOdomBase, RosHarness
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
 from cowp_ros.errors import CowpError
-from cowp_ros.nodes.executor import CURRENT_STEP_TOPIC, PARAMETERS, SkillExecutor
+from cowp_ros.ros.nodes.executor import CURRENT_STEP_TOPIC, PARAMETERS, SkillExecutor
 
 pytestmark = pytest.mark.ros
 

@@ -35,12 +35,12 @@ from ros_fakes import (
 from trajectory_msgs.msg import JointTrajectory
 
 from cowp_ros.errors import CowpError
-from cowp_ros.skills.backends.arm import ActionArm, TopicArm
-from cowp_ros.skills.backends.base import Nav2Base, TopicBase, import_basic_navigator
-from cowp_ros.skills.backends.camera import DetectionCamera
-from cowp_ros.skills.backends.common import JointStateCache, Timeouts
-from cowp_ros.skills.backends.factory import resolve_choice
-from cowp_ros.skills.backends.gripper import ActionGripper, TopicGripper
+from cowp_ros.ros.skill_backends.arm import ActionArm, TopicArm
+from cowp_ros.ros.skill_backends.base import Nav2Base, TopicBase, import_basic_navigator
+from cowp_ros.ros.skill_backends.camera import DetectionCamera
+from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
+from cowp_ros.ros.skill_backends.factory import resolve_choice
+from cowp_ros.ros.skill_backends.gripper import ActionGripper, TopicGripper
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from cowp_ros.errors import CowpError
-from cowp_ros.planning import PlanStep
-from cowp_ros.reasoning.action_text import ActionPhrases, noun
-from cowp_ros.reasoning.prompts import (
+from cowp_ros.cowp.prompts import (
     acquirer_question,
     monitor_question,
     selection_question,
 )
+from cowp_ros.errors import CowpError
+from cowp_ros.planning import PlanStep
 from cowp_ros.tasks import get_task
+from cowp_ros.tasks.phrases import ActionPhrases, noun
 
 PHRASES = ActionPhrases({"fill_cup": "fill {0} with water from {1}", "find_cup": "find {0}"})
 

@@ -14,8 +14,8 @@ from cowp_unit_paths import REPO
 
 from cowp_ros.cli import main
 from cowp_ros.cli import run as run_cli
+from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.planning.fast_downward import is_available
-from cowp_ros.reasoning.scripted import ScriptedModel
 
 RUN_CLI = "import sys; from cowp_ros.cli import main; sys.exit(main())"
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cowp_ros.cowp import (
+from cowp_ros.cowp.loop import (
     OpenWorldPlanner,
     Phase,
     Reaction,
@@ -14,11 +14,11 @@ from cowp_ros.cowp import (
     execute_with_situations,
 )
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.scripted import ScriptedModel
 from cowp_ros.tasks import TaskSpec, get_task
+from cowp_ros.tasks.phrases import ActionPhrases
 
 TINY_PHRASES = ActionPhrases(
     {"find_cup": "find {0}", "hold_cup": "hold {0}", "place_cup": "place {0} on {1}"}

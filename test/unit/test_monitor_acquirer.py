@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from cowp_ros.pddl import PlanningTask, edits
-from cowp_ros.planning import PlanStep
-from cowp_ros.reasoning.acquirer import (
+from cowp_ros.cowp.acquirer import (
     ROLE_ACTION,
     CandidateAssessment,
     KnowledgeAcquirer,
     candidate_types,
     role_actions,
 )
-from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.monitor import PlanMonitor
-from cowp_ros.reasoning.scripted import ScriptedModel
+from cowp_ros.cowp.monitor import PlanMonitor
+from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.pddl import PlanningTask, edits
+from cowp_ros.planning import PlanStep
+from cowp_ros.tasks.phrases import ActionPhrases
 
 PHRASES = ActionPhrases(
     {"find_cup": "find {0}", "hold_cup": "hold {0}", "place_cup": "place {0} on {1}"}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from cowp_ros.cowp.predicates import PredicateGenerator, parse_model_predicate
+from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl import Atom, PlanningTask, UnsafeIdentifierError, check_identifier, edits
-from cowp_ros.reasoning.predicates import PredicateGenerator, parse_model_predicate
-from cowp_ros.reasoning.scripted import ScriptedModel
 from cowp_ros.tasks import get_task
 
 HOSTILE_ANSWERS = [

@@ -9,8 +9,8 @@ from cowp_unit_paths import DATASET, REPO
 
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import make_planner
-from cowp_ros.reasoning.action_text import ActionPhrases
 from cowp_ros.tasks import UnknownTaskError, all_tasks, get_task, pddl_dir
+from cowp_ros.tasks.phrases import ActionPhrases
 
 DATASET_IDS = {1: "clean_area", 4: "fill_cup", 6: "set_table", 9: "plate_to_sink",
                10: "pour_coke", 11: "eat_burger"}  # fmt: skip

@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.planning import Planner
-from cowp_ros.reasoning.language_model import LanguageModel
 from cowp_ros.tasks import TaskSpec
 
 if TYPE_CHECKING:

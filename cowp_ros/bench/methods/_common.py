@@ -23,7 +23,7 @@ from cowp_ros.bench.simulator import Episode, StepOutcome
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import apply_action
 from cowp_ros.planning import Planner, PlanStep
-from cowp_ros.reasoning.action_text import ActionPhrases, noun, object_type
+from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
 STOP_WORDS = frozenset({"the", "a", "an", "to", "of", "with", "from", "on", "in", "into", "it"})
 MAX_ADMISSIBLE = 4000

@@ -1,4 +1,4 @@
-"""COWP: the open-world planner itself (`cowp_ros.cowp.OpenWorldPlanner`).
+"""COWP: the open-world planner itself (`cowp_ros.cowp.loop.OpenWorldPlanner`).
 
 Each situation the robot sees goes to `observe` (Plan Monitor, predicates, replanning,
 Knowledge Acquirer); each step's outcome goes to `step_done`. A step that fails with no
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.simulator import Episode
-from cowp_ros.cowp import OpenWorldPlanner, Phase
+from cowp_ros.cowp.loop import OpenWorldPlanner, Phase
 from cowp_ros.errors import CowpError
 
 

@@ -1,6 +1,6 @@
 """COWP over LLM-guided search: the same open-world loop, the model steering the planner.
 
-Every plan and replan of COWP comes from `cowp_ros.planning.llm_guided` (the model ranks
+Every plan and replan of COWP comes from `cowp_ros.methods.llm_guided` (the model ranks
 the applicable actions in a beam search; each plan is verified before it is used), with
 the bench's own planner taking over when the guided search gives up. Beam width:
 `context.options["beam"]` (default 3). Compare with `cowp` for what the guidance costs
@@ -15,7 +15,7 @@ from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods.cowp import Cowp
 from cowp_ros.bench.simulator import Episode
 from cowp_ros.errors import CowpError
-from cowp_ros.planning.llm_guided import DEFAULT_BEAM, make_llm_guided_planner
+from cowp_ros.methods.llm_guided import DEFAULT_BEAM, make_llm_guided_planner
 
 
 class CowpLLMGuided:

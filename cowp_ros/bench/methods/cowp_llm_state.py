@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.simulator import Episode
-from cowp_ros.cowp import OpenWorldPlanner, Phase
+from cowp_ros.cowp.loop import OpenWorldPlanner, Phase
 from cowp_ros.errors import CowpError
-from cowp_ros.reasoning.llm_state_loop import attach_llm_state
+from cowp_ros.methods.llm_state.loop import attach_llm_state
 
 
 class CowpLLMState:

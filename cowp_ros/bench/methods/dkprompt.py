@@ -18,11 +18,11 @@ from collections.abc import Sequence
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.simulator import Episode
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.dkprompt.loop import DKPromptMode
+from cowp_ros.methods.dkprompt.questions import Answer, DKPromptChecker
 from cowp_ros.pddl import edits
 from cowp_ros.planning import PlanStep
-from cowp_ros.reasoning.dkprompt import Answer, DKPromptChecker
-from cowp_ros.reasoning.dkprompt_loop import DKPromptMode
-from cowp_ros.reasoning.language_model import LanguageModel
 
 OBSERVATION_SYSTEM = (
     "You check a household robot's plan against what it observes. Answer the question "

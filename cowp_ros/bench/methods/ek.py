@@ -18,9 +18,9 @@ import re
 
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.simulator import Episode
+from cowp_ros.cowp.acquirer import role_actions
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask, edits
-from cowp_ros.reasoning.acquirer import role_actions
 
 
 class ExternalKnowledge:

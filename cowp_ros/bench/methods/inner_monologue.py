@@ -20,7 +20,7 @@ from cowp_ros.bench.simulator import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
-from cowp_ros.reasoning.action_text import ActionPhrases, noun, object_type
+from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
 SYSTEM = (
     "You control a household robot. Given the task, its skills, the scene and what "

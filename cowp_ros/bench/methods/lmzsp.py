@@ -18,7 +18,7 @@ from cowp_ros.bench.methods._common import admissible_actions, best_match, execu
 from cowp_ros.bench.simulator import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
-from cowp_ros.reasoning.action_text import ActionPhrases
+from cowp_ros.tasks.phrases import ActionPhrases
 
 MAX_STEPS = 12
 SYSTEM = (

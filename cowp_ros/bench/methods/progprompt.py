@@ -24,7 +24,7 @@ from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.simulator import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
-from cowp_ros.reasoning.action_text import noun, object_type
+from cowp_ros.tasks.phrases import noun, object_type
 
 SYSTEM = (
     "You write Python programs for a household robot. Complete the last function: reply "

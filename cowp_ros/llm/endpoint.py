@@ -1,0 +1,45 @@
+"""One place that decides which LLM server the stack talks to, starting one if needed.
+
+If the user named a server (`--llm-url`, `OPENAI_BASE_URL`, a node parameter), that is
+what they mean: use it unchanged. Otherwise start the embedded local model for as long
+as the caller needs it and stop it afterwards, so nothing is left running and a robot
+with no network still reasons.
+
+    with llm_endpoint(LLMSettings.resolve()) as settings:
+        model = OpenAICompatibleModel(settings)
+        ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from cowp_ros.llm.local_server import LocalServer
+from cowp_ros.llm.model_store import resolve_model
+from cowp_ros.llm.settings import LLMSettings
+
+
+@contextmanager
+def llm_endpoint(
+    settings: LLMSettings,
+    *,
+    model_path: str | Path | None = None,
+    model_name: str | None = None,
+    on_start: Callable[[LocalServer], None] | None = None,
+) -> Iterator[LLMSettings]:
+    """Yield settings that point at a running server; start the embedded one if needed.
+
+    `model_path` / `model_name` choose the embedded model (defaults:
+    `COWP_LLM_MODEL_PATH`, `COWP_LLM_MODEL`, then Qwen2.5-Coder-1.5B). `on_start` sees
+    the started server (the CLI prints its URL, start time and memory).
+    """
+    if settings.configured:
+        yield settings
+        return
+    server = LocalServer(resolve_model(model_path, model_name))
+    with server:
+        if on_start is not None:
+            on_start(server)
+        yield settings.with_endpoint(server.base_url, server.model.name)

@@ -1,1 +1,0 @@
-"""LLM reasoning: client, prompts, answer parsing, answer cache, local model server."""

@@ -1,0 +1,363 @@
+"""situation_detector: YOLO on the wrist camera, and the situations it implies for the plan.
+
+Subscribes:
+  image_topic (sensor_msgs/Image, /wrist_camera/image_raw): frames; QoS `image_qos`
+      (reliable by default: best-effort drops whole large frames over DDS on a busy
+      machine; choose best_effort for drivers that publish with sensor-data QoS);
+  camera_info_topic (sensor_msgs/CameraInfo, optional): its frame_id stands in for
+      images that carry none;
+  current_step_topic (cowp_interfaces/PlanStep, /cowp/current_step): the step the
+      executor runs; its first argument the detector knows is the target object.
+Publishes:
+  detections_topic (cowp_interfaces/DetectionArray, /cowp/detections): every frame;
+  annotated_topic (sensor_msgs/Image, bgr8): boxes and situations drawn, for rviz;
+  situations_topic (cowp_interfaces/Situation, /cowp/situations): the target object
+      missing or occupied, debounced over frames, source "detector".
+
+Frames are throttled: callbacks only keep the newest frame, a worker thread detects on
+it at most `max_rate_hz` times a second, and frames that arrive meanwhile are dropped
+(counted in the periodic log line), so the node never falls behind the camera.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import CameraInfo, Image
+
+from cowp_interfaces.msg import Detection as DetectionMsg
+from cowp_interfaces.msg import DetectionArray, PlanStep, Situation
+from cowp_ros.errors import CowpError
+from cowp_ros.perception.annotate import annotate
+from cowp_ros.perception.detections import Detection
+from cowp_ros.perception.detectors import BACKENDS, create_detector
+from cowp_ros.perception.image_encoding import bgr8_image_fields, bgr_from_image_bytes
+from cowp_ros.perception.situations import (
+    DEFAULT_OBJECT_CLASSES,
+    ObjectClassMap,
+    SituationDebouncer,
+    Target,
+    situations_in_frame,
+)
+from cowp_ros.ros.node_main import run_node
+
+# name -> (default, description); config/situation_detector.yaml holds the same defaults.
+PARAMETERS: dict[str, tuple[Any, str]] = {
+    "image_topic": ("/wrist_camera/image_raw", "wrist camera images (sensor_msgs/Image)"),
+    "image_qos": (
+        "reliable",
+        "image subscription reliability: reliable | best_effort (for sensor-data QoS drivers)",
+    ),
+    "camera_info_topic": (
+        "/wrist_camera/camera_info",
+        "camera info, for the frame_id of images without one ('' = do not subscribe)",
+    ),
+    "current_step_topic": ("/cowp/current_step", "the plan step being executed (PlanStep)"),
+    "detections_topic": ("/cowp/detections", "published detections (DetectionArray)"),
+    "annotated_topic": ("/cowp/detections/image", "annotated image for rviz ('' = off)"),
+    "situations_topic": ("/cowp/situations", "published situations (Situation)"),
+    "backend": ("ultralytics", f"detector backend: {' | '.join(BACKENDS)}"),
+    "model": (
+        "",
+        "model file ('' = the COCO YOLOv3-tiny that make setup provisions; or any "
+        "ultralytics model on disk; never downloaded)",
+    ),
+    "imgsz": (416, "inference size in pixels, a multiple of 32 (320 faster, 640 finer)"),
+    "confidence_threshold": (0.25, "detections below this confidence are ignored (0..1)"),
+    "threads": (0, "onnxruntime threads (0 = one per core); the ultralytics backend ignores it"),
+    "max_rate_hz": (
+        10.0,
+        "most frames detected per second; newer frames replace older (0 = no cap)",
+    ),
+    "target_class": (
+        "",
+        "detector class to watch whatever the plan step ('' = the current step's object)",
+    ),
+    "object_classes": (
+        list(DEFAULT_OBJECT_CLASSES),
+        "PDDL object (or name without _N) = detector class, e.g. mug=cup; unlisted names map "
+        "to themselves without the _N suffix, underscores as spaces",
+    ),
+    "window_frames": (5, "situations are judged over this many recent frames"),
+    "min_frames": (3, "frames of the window a situation must hold in before it is reported"),
+    "occupied_min_inside": (
+        0.6,
+        "share of another object's box inside the target's box that counts as 'in it' (0..1)",
+    ),
+    "situation_source": ("detector", "the source field of published situations"),
+    "stats_period_s": (30.0, "seconds between log lines with frame rate and drops (0 = never)"),
+}
+
+
+class SituationDetector(Node):
+    """Camera frames in; detections, an annotated image and situations out."""
+
+    def __init__(self, **node_kwargs: Any) -> None:
+        super().__init__("situation_detector", **node_kwargs)
+        # Worker state first: destroy_node() must work even if the set-up below fails.
+        self._frame_lock = threading.Lock()
+        self._frame_ready = threading.Condition(self._frame_lock)
+        self._pending: Image | None = None
+        self._stopping = False
+        self.frames_received = 0
+        self.frames_dropped = 0
+        self.frames_detected = 0
+        self._worker = threading.Thread(target=self._detect_loop, name="detector", daemon=True)
+        for name, (default, description) in PARAMETERS.items():
+            self.declare_parameter(name, default, ParameterDescriptor(description=description))
+        value = {name: self.get_parameter(name).value for name in PARAMETERS}
+        self._validate(value)
+
+        self.detector = create_detector(
+            backend=value["backend"],
+            model=value["model"],
+            imgsz=int(value["imgsz"]),
+            confidence=float(value["confidence_threshold"]),
+            threads=int(value["threads"]),
+        )
+        # The first inference sets up the backend (ultralytics builds its predictor): do it
+        # now, so the first camera frame is not the one that pays for it.
+        self.detector.detect(np.zeros((self.detector.imgsz, self.detector.imgsz, 3), np.uint8))
+        self.known_classes = set(self.detector.class_names)
+        self.class_map = ObjectClassMap.from_entries(value["object_classes"])
+        self.fixed_target_class: str = value["target_class"]
+        if self.fixed_target_class and self.fixed_target_class not in self.known_classes:
+            raise CowpError(
+                f"parameter target_class: the model has no class {self.fixed_target_class!r}"
+            )
+        self.debouncer = SituationDebouncer(int(value["window_frames"]), int(value["min_frames"]))
+        self.occupied_min_inside = float(value["occupied_min_inside"])
+        self.situation_source: str = value["situation_source"]
+        self.min_period_s = 1.0 / value["max_rate_hz"] if value["max_rate_hz"] > 0 else 0.0
+        self.target: Target | None = None
+        self.step_target: Target | None = None
+        self.last_step = ""
+        self.camera_frame_id = ""
+
+        self.detections_publisher = self.create_publisher(
+            DetectionArray, value["detections_topic"], 10
+        )
+        self.annotated_publisher = (
+            self.create_publisher(Image, value["annotated_topic"], 2)
+            if value["annotated_topic"]
+            else None
+        )
+        self.situations_publisher = self.create_publisher(Situation, value["situations_topic"], 10)
+        image_qos = QoSProfile(
+            depth=1,  # the newest frame is all we want; DDS drops older ones for us
+            reliability=ReliabilityPolicy.RELIABLE
+            if value["image_qos"] == "reliable"
+            else ReliabilityPolicy.BEST_EFFORT,
+        )
+        self.create_subscription(Image, value["image_topic"], self.on_image, image_qos)
+        if value["camera_info_topic"]:
+            self.create_subscription(
+                CameraInfo, value["camera_info_topic"], self.on_camera_info, qos_profile_sensor_data
+            )
+        self.create_subscription(PlanStep, value["current_step_topic"], self.on_step, 10)
+
+        self._worker.start()
+        if value["stats_period_s"] > 0:
+            self._stats_since = time.monotonic()
+            self.create_timer(float(value["stats_period_s"]), self._log_stats)
+        self.get_logger().info(
+            f"{self.detector.backend} on {self.detector.model_path.name} "
+            f"at {self.detector.imgsz} px; "
+            f"images from {value['image_topic']}; target: "
+            f"{self.fixed_target_class or 'from ' + value['current_step_topic']}"
+        )
+
+    @staticmethod
+    def _validate(value: dict[str, Any]) -> None:
+        """Refuse nonsensical parameters at start-up, naming the parameter."""
+        if value["backend"] not in BACKENDS:
+            raise CowpError(
+                f"parameter backend must be one of {', '.join(BACKENDS)}, got {value['backend']!r}"
+            )
+        for name in ("window_frames", "min_frames", "imgsz"):
+            if not isinstance(value[name], int) or value[name] < 1:
+                raise CowpError(f"parameter {name} must be a positive integer, got {value[name]!r}")
+        for name in ("confidence_threshold", "occupied_min_inside"):
+            if not 0.0 <= float(value[name]) <= 1.0:
+                raise CowpError(f"parameter {name} must be between 0 and 1, got {value[name]!r}")
+        if value["image_qos"] not in {"reliable", "best_effort"}:
+            raise CowpError(
+                f"parameter image_qos must be reliable or best_effort, got {value['image_qos']!r}"
+            )
+        if value["max_rate_hz"] < 0:
+            raise CowpError(f"parameter max_rate_hz must be >= 0, got {value['max_rate_hz']!r}")
+        if (
+            not value["image_topic"]
+            or not value["detections_topic"]
+            or not value["situations_topic"]
+        ):
+            raise CowpError(
+                "parameters image_topic, detections_topic and situations_topic must be set"
+            )
+
+    # --- callbacks (executor thread): cheap, they only hand over -------------------------
+
+    def on_image(self, msg: Image) -> None:
+        """Keep only the newest frame; an unprocessed older one is dropped."""
+        with self._frame_ready:
+            self.frames_received += 1
+            if self._pending is not None:
+                self.frames_dropped += 1
+            self._pending = msg
+            self._frame_ready.notify()
+
+    def on_camera_info(self, msg: CameraInfo) -> None:
+        self.camera_frame_id = msg.header.frame_id
+
+    def on_step(self, msg: PlanStep) -> None:
+        """Follow the executor: the step's first argument the detector knows is the target."""
+        step = f"{msg.action}({', '.join(msg.arguments)})"
+        if step == self.last_step:
+            return  # the same step announced again
+        self.last_step = step
+        object_name = self.class_map.target_in_step(list(msg.arguments), self.known_classes)
+        self.step_target = (
+            Target(object_name, self.class_map.class_for(object_name)) if object_name else None
+        )
+        if self.step_target is None:
+            self.get_logger().info(f"step {step}: no object the detector knows; no situations")
+        else:
+            self.get_logger().info(
+                f"step {step}: watching {self.step_target.object_name} "
+                f"({self.step_target.class_name})"
+            )
+
+    # --- detection (worker thread) ------------------------------------------------------
+
+    def _current_target(self) -> Target | None:
+        if self.fixed_target_class:
+            return Target(self.fixed_target_class, self.fixed_target_class)
+        return self.step_target
+
+    def _detect_loop(self) -> None:
+        last_start = 0.0
+        while True:
+            wait_s = self.min_period_s - (time.monotonic() - last_start)
+            if wait_s > 0:
+                time.sleep(wait_s)  # frames arriving meanwhile replace each other
+            with self._frame_ready:
+                while self._pending is None and not self._stopping:
+                    self._frame_ready.wait(0.5)
+                if self._stopping:
+                    return
+                msg, self._pending = self._pending, None
+            last_start = time.monotonic()
+            try:
+                self._process(msg)
+            except Exception as err:  # keep the camera pipeline alive, and say why
+                if not self.context.ok():
+                    return  # shutting down (Ctrl-C): the frame in hand no longer matters
+                text = str(err) if isinstance(err, CowpError) else f"detection failed: {err!r}"
+                self.get_logger().error(text, throttle_duration_sec=10.0)
+
+    def _process(self, msg: Image) -> None:
+        frame = bgr_from_image_bytes(
+            msg.encoding, msg.height, msg.width, msg.step, memoryview(msg.data)
+        )
+        detections = self.detector.detect(frame)
+        with self._frame_lock:
+            self.frames_detected += 1
+        header = msg.header
+        if not header.frame_id:
+            header.frame_id = self.camera_frame_id
+        self.detections_publisher.publish(
+            DetectionArray(header=header, detections=[_detection_msg(d) for d in detections])
+        )
+
+        target = self._current_target()
+        if target != self.target:
+            self.debouncer.reset()  # evidence about the old target says nothing of the new
+            self.target = target
+        frame_situations = (
+            situations_in_frame(detections, target, self.occupied_min_inside) if target else []
+        )
+        for report in self.debouncer.update(frame_situations):
+            self.situations_publisher.publish(
+                Situation(
+                    header=header,
+                    text=report.text,
+                    object=report.object_name,
+                    source=self.situation_source,
+                    confidence=float(report.confidence),
+                )
+            )
+            self.get_logger().info(f"situation: {report.text} ({report.confidence:.2f})")
+
+        if (
+            self.annotated_publisher is not None
+            and self.annotated_publisher.get_subscription_count()
+        ):
+            drawn = annotate(
+                frame,
+                detections,
+                target.class_name if target else "",
+                [s.text for s in frame_situations],
+            )
+            height, width, step, data = bgr8_image_fields(drawn)
+            self.annotated_publisher.publish(
+                Image(
+                    header=header,
+                    height=height,
+                    width=width,
+                    encoding="bgr8",
+                    is_bigendian=0,
+                    step=step,
+                    data=data,
+                )
+            )
+
+    def _log_stats(self) -> None:
+        now = time.monotonic()
+        elapsed = max(now - self._stats_since, 1e-9)
+        self._stats_since = now
+        with self._frame_lock:
+            received, dropped, detected = (
+                self.frames_received,
+                self.frames_dropped,
+                self.frames_detected,
+            )
+            self.frames_received = self.frames_dropped = self.frames_detected = 0
+        if received:
+            self.get_logger().info(
+                f"{received / elapsed:.1f} frames/s in, {detected / elapsed:.1f} detected/s, "
+                f"{dropped} dropped to keep up"
+            )
+
+    def destroy_node(self) -> None:
+        with self._frame_ready:
+            self._stopping = True
+            self._frame_ready.notify()
+        if self._worker.is_alive():
+            self._worker.join(timeout=5.0)
+        super().destroy_node()
+
+
+def _detection_msg(detection: Detection) -> DetectionMsg:
+    return DetectionMsg(
+        class_name=detection.class_name,
+        confidence=float(detection.confidence),
+        x_min=float(detection.x_min),
+        y_min=float(detection.y_min),
+        x_max=float(detection.x_max),
+        y_max=float(detection.y_max),
+    )
+
+
+def main(args: list[str] | None = None) -> None:
+    # Callbacks only hand frames over and detection has its own thread: one thread spins.
+    run_node("situation_detector", SituationDetector, args=args)
+
+
+if __name__ == "__main__":
+    main()

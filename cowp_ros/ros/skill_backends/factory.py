@@ -1,0 +1,106 @@
+"""Pick and build the backends for a profile, from the executor's parameters.
+
+`auto` follows the profile: the real robot drives with Nav2 and moves the UR5e and the
+Hand-E through their action servers; sim_world (and a bare Gazebo base) serve topics.
+An action backend asked for where control_msgs is missing, or Nav2 where
+nav2_simple_commander is missing, fails at start-up naming the apt package, not at
+the first step.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rclpy.callback_groups import CallbackGroup
+from rclpy.node import Node
+
+from cowp_ros.errors import CowpError
+from cowp_ros.ros.skill_backends.arm import ActionArm, TopicArm
+from cowp_ros.ros.skill_backends.base import Nav2Base, TopicBase
+from cowp_ros.ros.skill_backends.camera import DetectionCamera
+from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
+from cowp_ros.ros.skill_backends.gripper import ActionGripper, TopicGripper
+from cowp_ros.skills.config import RobotConfig
+from cowp_ros.skills.runner import Backends
+
+PROFILES = ("sim", "gazebo", "robot")
+BASE_CHOICES = ("auto", "topic", "nav2")
+ARM_CHOICES = ("auto", "topic", "action")
+GRIPPER_CHOICES = ("auto", "topic", "action")
+
+
+@dataclass(frozen=True)
+class Choice:
+    base: str
+    arm: str
+    gripper: str
+
+
+def control_msgs_available() -> bool:
+    return importlib.util.find_spec("control_msgs") is not None
+
+
+def check_choice(parameter: str, value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise CowpError(f"parameter {parameter} is '{value}'; allowed values: {', '.join(allowed)}")
+    return value
+
+
+def resolve_choice(
+    profile: str, base: str, arm: str, gripper: str, *, has_control_msgs: bool
+) -> Choice:
+    """Validate the parameters and replace `auto` by the profile's backend."""
+    check_choice("profile", profile, PROFILES)
+    check_choice("base_backend", base, BASE_CHOICES)
+    check_choice("arm_backend", arm, ARM_CHOICES)
+    check_choice("gripper_backend", gripper, GRIPPER_CHOICES)
+    actions = "action" if profile != "sim" and has_control_msgs else "topic"
+    return Choice(
+        base=("nav2" if profile == "robot" else "topic") if base == "auto" else base,
+        arm=actions if arm == "auto" else arm,
+        gripper=actions if gripper == "auto" else gripper,
+    )
+
+
+def build_backends(
+    node: Node,
+    robot: RobotConfig,
+    choice: Choice,
+    timeouts: Timeouts,
+    callback_group: CallbackGroup | None,
+    *,
+    verify_detections: bool,
+    navigator_factory: Callable[[], Any] | None = None,
+) -> Backends:
+    """Create the chosen backends on `node` (subscriptions share one joint-state cache
+    when the arm and the gripper read the same topic)."""
+    arm_joints = JointStateCache(node, robot.arm.joint_states_topic, callback_group)
+    gripper_joints = (
+        arm_joints
+        if robot.gripper.joint_states_topic == robot.arm.joint_states_topic
+        else JointStateCache(node, robot.gripper.joint_states_topic, callback_group)
+    )
+    base = (
+        Nav2Base(robot.base, timeouts, navigator_factory)
+        if choice.base == "nav2"
+        else TopicBase(node, robot.base, timeouts, callback_group)
+    )
+    arm = (
+        ActionArm(node, robot.arm, timeouts, arm_joints, callback_group)
+        if choice.arm == "action"
+        else TopicArm(node, robot.arm, timeouts, arm_joints)
+    )
+    gripper = (
+        ActionGripper(node, robot.gripper, timeouts, gripper_joints, callback_group)
+        if choice.gripper == "action"
+        else TopicGripper(node, robot.gripper, timeouts, gripper_joints)
+    )
+    camera = (
+        DetectionCamera(node, robot.camera.detections_topic, timeouts, callback_group)
+        if verify_detections
+        else None
+    )
+    return Backends(base=base, arm=arm, gripper=gripper, camera=camera)

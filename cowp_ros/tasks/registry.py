@@ -1,0 +1,170 @@
+"""The task registry: task names, aliases and dataset ids -> PDDL files and phrases.
+
+The registry is data (`pddl/tasks.yaml`) so that adding a task is adding files. The
+`pddl/` folder is found in the source tree when running from a checkout, else in the
+installed share folder (`share/cowp_ros/pddl`, via ament_index when ROS is there), or
+wherever `COWP_PDDL_DIR` points.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cowp_ros.errors import CowpError
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.pddl.edits import keep_objects
+from cowp_ros.pddl.identifiers import check_identifier
+from cowp_ros.resources import SOURCE_ROOT
+
+REGISTRY_FILE = "tasks.yaml"
+PACKAGE = "cowp_ros"
+
+
+class UnknownTaskError(CowpError):
+    """A task name, alias or dataset id that the registry does not hold."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task: where its PDDL lives, which objects it needs, how to say its actions."""
+
+    name: str
+    description: str
+    domain_path: Path
+    problem_path: Path
+    task_objects: tuple[str, ...]
+    phrases: Mapping[str, str]
+    aliases: tuple[str, ...] = ()
+    dataset_id: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    def load(self) -> PlanningTask:
+        """The task's full problem: its own objects and the whole pool of stand-ins."""
+        return PlanningTask.load(self.domain_path, self.problem_path)
+
+    def pool(self, task: PlanningTask | None = None) -> list[str]:
+        """The problem's objects that the closed-world plan does not need, in name order."""
+        task = task or self.load()
+        return sorted(set(task.problem_object_names) - set(self.task_objects))
+
+    def build_problem(
+        self,
+        n_objects: int | None = None,
+        *,
+        pool_fraction: float | None = None,
+        seed: int | None = 0,
+        task: PlanningTask | None = None,
+    ) -> PlanningTask:
+        """The task with its own objects plus some of the pool present.
+
+        `n_objects`: total number of problem objects (the replanning benchmark uses 43);
+        `pool_fraction`: the share of the pool to keep (the benchmark's "a random half
+        of the others" is 0.5). Which pool objects stay is drawn with `seed`. With
+        neither, the whole problem is returned.
+        """
+        task = task or self.load()
+        pool = self.pool(task)
+        if n_objects is None and pool_fraction is None:
+            return task
+        if n_objects is not None and pool_fraction is not None:
+            raise CowpError("give n_objects or pool_fraction, not both")
+        if pool_fraction is not None:
+            if not 0.0 <= pool_fraction <= 1.0:
+                raise CowpError(f"pool_fraction must be within 0..1, got {pool_fraction}")
+            wanted = round(len(pool) * pool_fraction)
+        else:
+            assert n_objects is not None
+            wanted = n_objects - len(self.task_objects)
+            if wanted < 0 or wanted > len(pool):
+                raise CowpError(
+                    f"task {self.name!r} can have {len(self.task_objects)} to "
+                    f"{len(self.task_objects) + len(pool)} objects, not {n_objects}"
+                )
+        chosen = random.Random(seed).sample(pool, wanted)
+        return keep_objects(task, [*self.task_objects, *chosen])
+
+
+def pddl_dir() -> Path:
+    """Where the task registry and PDDL files are (see the module docstring)."""
+    override = os.environ.get("COWP_PDDL_DIR")
+    candidates: list[Path] = [Path(override)] if override else []
+    candidates.append(SOURCE_ROOT / "pddl")
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        candidates.append(Path(get_package_share_directory(PACKAGE)) / "pddl")
+    except Exception:  # ament_index missing, or the package is not installed in it
+        pass
+    candidates.append(Path(sys.prefix) / "share" / PACKAGE / "pddl")
+    for candidate in candidates:
+        if (candidate / REGISTRY_FILE).is_file():
+            return candidate
+    tried = ", ".join(str(c) for c in candidates)
+    raise CowpError(
+        "cannot find the cowp_ros task files (pddl/tasks.yaml)",
+        hint=f"looked in: {tried}; set COWP_PDDL_DIR to the folder holding tasks.yaml",
+    )
+
+
+@cache
+def _registry(directory: Path) -> dict[str, TaskSpec]:
+    path = directory / REGISTRY_FILE
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise CowpError(f"cannot read task registry {path}: {err}") from err
+    specs: dict[str, TaskSpec] = {}
+    for name, entry in raw.items():
+        check_identifier(name, "task name")
+        specs[name] = TaskSpec(
+            name=name,
+            description=str(entry["description"]),
+            domain_path=directory / entry["domain"],
+            problem_path=directory / entry["problem"],
+            task_objects=tuple(entry["task_objects"]),
+            phrases=dict(entry.get("phrases") or {}),
+            aliases=tuple(str(a) for a in entry.get("aliases") or ()),
+            dataset_id=entry.get("dataset_id"),
+            extra={k: v for k, v in entry.items() if k not in TaskSpec.__dataclass_fields__},
+        )
+    return specs
+
+
+def all_tasks(directory: Path | None = None) -> dict[str, TaskSpec]:
+    """Every registered task by name, in registry order."""
+    return dict(_registry(directory or pddl_dir()))
+
+
+def task_names(directory: Path | None = None) -> list[str]:
+    """The task names, in registry order."""
+    return list(all_tasks(directory))
+
+
+def get_task(key: str | int, directory: Path | None = None) -> TaskSpec:
+    """A task by name, alias or dataset id (`fill_cup`, `task4`, `4` and 4 all work)."""
+    tasks = all_tasks(directory)
+    text = str(key).strip().lower().replace("-", "_").replace(" ", "_")
+    for spec in tasks.values():
+        if text == spec.name or text in spec.aliases:
+            return spec
+        if spec.dataset_id is not None and text == str(spec.dataset_id):
+            return spec
+    listing = "; ".join(
+        f"{s.name}" + (f" (dataset task {s.dataset_id})" if s.dataset_id else "")
+        for s in tasks.values()
+    )
+    raise UnknownTaskError(f"unknown task {key!r}", hint=f"known tasks: {listing}")
+
+
+def tasks_for_dataset(ids: Sequence[int], directory: Path | None = None) -> list[TaskSpec]:
+    """The registered tasks for dataset ids, in the order given."""
+    return [get_task(i, directory) for i in ids]
