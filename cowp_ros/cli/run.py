@@ -5,7 +5,7 @@ names (a 1-based step number or an action name; default: before the first step).
 narrative says what the robot planned, saw, asked, learned and did; `--report` writes
 the whole run as JSON.
 
-Related methods (issue 10), each chosen by a flag:
+Related methods, each chosen by a flag:
   --planner llm_guided [--beam K]   the language model ranks next actions in a beam search
                                     (symbolically checked, plan verified; pyperplan takes
                                     over if the search gives up)
@@ -25,13 +25,9 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from cowp_ros.cli.plan import add_problem_arguments
-from cowp_ros.cowp.loop import (
-    CowpSettings,
-    OpenWorldPlanner,
-    ScheduledSituation,
-    execute_with_situations,
-)
+from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.report import Event
+from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.settings import LLMSettings
@@ -39,19 +35,6 @@ from cowp_ros.methods.dkprompt.questions import VisualQuestioner
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.tasks import TaskSpec, get_task, task_names
 from cowp_ros.tasks.phrases import ActionPhrases
-
-LABELS = {
-    "plan": "PLAN ",
-    "situation": "SAW  ",
-    "monitor": "ASK  ",
-    "acquirer": "ASK  ",
-    "selection": "PICK ",
-    "predicate": "THINK",
-    "pddl_change": "PDDL ",
-    "learned": "LEARN",
-    "step": "DO   ",
-    "outcome": "END  ",
-}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -91,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="ask about at most N kinds of stand-in object per failed role",
     )
     parser.add_argument("--report", default=None, metavar="FILE", help="write the JSON report")
-    related = parser.add_argument_group("related methods (issue 10)")
+    related = parser.add_argument_group("related methods")
     related.add_argument(
         "--beam", type=int, default=3, metavar="K", help="beam width of --planner llm_guided"
     )
@@ -161,7 +144,7 @@ def _say_started(server: object) -> None:
 
 def print_event(event: Event) -> None:
     """One narrative line per event."""
-    print(f"{LABELS.get(event.kind, event.kind):5s} {event.text}", flush=True)
+    print(f"{event.kind.label:5s} {event.text}", flush=True)
 
 
 def build_planner(args: argparse.Namespace, model: LanguageModel | None) -> Planner:
@@ -255,9 +238,9 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
         print(f"model: {loop.report.model}; planner: {loop.planner.name}")
         loop.report.listeners.append(print_event)
     if args.llm_state:
-        from cowp_ros.methods.llm_state.loop import attach_llm_state, execute_with_belief
+        from cowp_ros.methods.llm_state.loop import BeliefLoop
 
-        report = execute_with_belief(loop, attach_llm_state(loop), schedule)
+        report = run_scheduled(BeliefLoop(loop), schedule)
         if not args.quiet:
             belief = report.usage.get("belief", {})
             described = {
@@ -267,7 +250,7 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
             }
             print(f"belief: {json.dumps(described)[:2000]}; failures: {belief.get('failures')}")
     else:
-        report = execute_with_situations(loop, schedule)
+        report = run_scheduled(loop, schedule)
     print(f"outcome: {report.outcome}: {report.explanation}")
     if args.report:
         path = report.write(args.report)

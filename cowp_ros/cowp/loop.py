@@ -1,6 +1,6 @@
 """The COWP open-world loop (Algorithm 1) as a plain object driven by events.
 
-A caller (the CLI, the ROS task manager, the benchmark's simulator) drives it:
+The driver (`driver.drive`) runs it on a robot; by hand it reads:
 
     loop = OpenWorldPlanner.for_task(get_task("fill_cup"), model)
     loop.plan()                               # closed-world plan
@@ -11,19 +11,22 @@ A caller (the CLI, the ROS task manager, the benchmark's simulator) drives it:
         loop.step_done(success=True)
     loop.report.to_dict(); loop.explanation()
 
-On each situation the Plan Monitor asks Prompt 1 for every remaining step. The first
-step found unsuitable gets the situation's predicate, negated, as a precondition, the
-state gets the situation's fact, and the task is replanned. If no plan exists, the
+The loop asks the world only through its ports (`ports`): a monitor, a fact maker, an
+acquirer and a planner, in this process or across the ROS graph. On each situation the
+Plan Monitor asks Prompt 1 about the remaining steps, in one request per situation. The
+first step found unsuitable gets the situation's predicate, negated, as a precondition,
+the state gets the situation's fact, and the task is replanned. If no plan exists, the
 Knowledge Acquirer asks which present objects could take the failed object's role
 (Prompt 2), the model picks one (Prompt 3), that object kind's action variants join the
 domain, and the task is replanned again. When nothing is left the outcome is
-`no_solution`. Every question, answer, PDDL change and plan lands in `report`.
+`no_solution`. Every question, answer, PDDL change and plan lands in `report`. The
+cancel token is checked before every request, so a cancelled run stops between two
+questions, not after the whole repair.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from cowp_ros.cowp.acquirer import (
@@ -32,10 +35,14 @@ from cowp_ros.cowp.acquirer import (
     candidate_types,
     role_actions,
 )
+from cowp_ros.cowp.cancel import NEVER, CancelToken
+from cowp_ros.cowp.events import EventKind
 from cowp_ros.cowp.monitor import MonitorVerdict, PlanMonitor
+from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, Phase, PlanCheck
 from cowp_ros.cowp.predicates import PredicateGenerator, SituationFact, mentioned_kind
 from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.report import CowpReport
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import Atom, Literal, PlanningTask, edits
@@ -43,14 +50,15 @@ from cowp_ros.planning import Planner, PlanResult, PlanStatus, PlanStep, make_pl
 from cowp_ros.tasks import TaskSpec
 from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
-
-class Phase(enum.Enum):
-    """Where the loop is."""
-
-    NOT_PLANNED = "not_planned"
-    EXECUTING = "executing"  # a plan is there; next_step() gives the step to do
-    COMPLETED = "completed"  # every step done, goal reached
-    NO_SOLUTION = "no_solution"  # no plan and nothing left to learn
+__all__ = [
+    "CowpSettings",
+    "KnownSituation",
+    "LearnedRole",
+    "OpenWorldPlanner",
+    "Phase",
+    "Reaction",
+    "monitor_event_text",
+]
 
 
 class Reaction(enum.Enum):
@@ -60,6 +68,19 @@ class Reaction(enum.Enum):
     REPLANNED = "replanned"  # preconditions added, a new plan found
     ACQUIRED = "acquired"  # knowledge acquired (action variants), a new plan found
     NO_SOLUTION = "no_solution"
+
+    @property
+    def text(self) -> str:
+        """What the reaction means for the robot, in words (RunTask feedback)."""
+        return _REACTION_TEXT[self]
+
+
+_REACTION_TEXT = {
+    Reaction.FEASIBLE: "the plan still works: keeping it",
+    Reaction.REPLANNED: "changed the plan",
+    Reaction.ACQUIRED: "changed the plan with what was learned",
+    Reaction.NO_SOLUTION: "no plan is left",
+}
 
 
 def monitor_event_text(verdict: MonitorVerdict) -> str:
@@ -99,10 +120,14 @@ class CowpSettings:
 class KnownSituation:
     """A situation observed during the run, and its fact once the monitor needed one."""
 
-    text: str
+    situation: Situation
     observed_before_step: int
     fact: SituationFact | None = None
     set_aside: bool = False  # about an object whose role a stand-in took (see _moot)
+
+    @property
+    def text(self) -> str:
+        return self.situation.text
 
 
 @dataclass
@@ -126,11 +151,21 @@ class _RunState:
     failure: str = ""
 
 
+@dataclass(frozen=True)
+class _Blocked:
+    """The first remaining step a known situation blocks, and the check that said so."""
+
+    index: int
+    step: PlanStep
+    known: KnownSituation
+    check: PlanCheck
+
+
 class OpenWorldPlanner:
     """One task run under COWP; see the module docstring for how to drive it.
 
-    Not thread-safe: a ROS node calls it from one callback group (it blocks while the
-    model answers and the planner runs, seconds at most per call on these domains).
+    Not thread-safe: a ROS node calls it from one thread (it blocks while the model
+    answers and the planner runs, seconds at most per call on these domains).
     `report.listeners` receive each event as it is recorded, for live feedback.
     """
 
@@ -144,13 +179,14 @@ class OpenWorldPlanner:
         description: str,
         task_name: str = "",
         settings: CowpSettings | None = None,
-        predicates: PredicateGenerator | None = None,
-        monitor: PlanMonitor | None = None,
-        acquirer: KnowledgeAcquirer | None = None,
+        predicates: FactMaker | None = None,
+        monitor: Monitor | None = None,
+        acquirer: Acquirer | None = None,
+        cancel: CancelToken = NEVER,
     ) -> None:
         """`model` asks every question unless `monitor`, `acquirer` and `predicates` are
-        given: the ROS task manager passes stand-ins that ask the commonsense node."""
-        if model is None and None in (monitor, acquirer, predicates):
+        given: the ROS task manager passes clients of the commonsense node."""
+        if model is None and (monitor is None or acquirer is None or predicates is None):
             raise CowpError("without a model, give the monitor, acquirer and predicates")
         self.task = task
         self.model = model
@@ -158,12 +194,13 @@ class OpenWorldPlanner:
         self.phrases = phrases
         self.description = description
         self.settings = settings or CowpSettings()
-        self.monitor = monitor or PlanMonitor(model, phrases)
-        self.acquirer = acquirer or KnowledgeAcquirer(model, phrases)
-        self.predicates = predicates or PredicateGenerator(
+        self.cancel = cancel
+        self.monitor: Monitor = monitor or PlanMonitor(_required(model), phrases)
+        self.acquirer: Acquirer = acquirer or KnowledgeAcquirer(_required(model), phrases)
+        self.predicates: FactMaker = predicates or PredicateGenerator(
             model, reserved=frozenset(task.predicates)
         )
-        self.phase = Phase.NOT_PLANNED
+        self._phase = Phase.NOT_PLANNED
         self.report = CowpReport(
             task=task_name or task.domain.name,
             description=description,
@@ -181,6 +218,7 @@ class OpenWorldPlanner:
         *,
         problem: PlanningTask | None = None,
         settings: CowpSettings | None = None,
+        cancel: CancelToken = NEVER,
     ) -> OpenWorldPlanner:
         """A loop for a registered task (`problem`: e.g. one from `spec.build_problem`)."""
         return cls(
@@ -191,9 +229,15 @@ class OpenWorldPlanner:
             description=spec.description,
             task_name=spec.name,
             settings=settings,
+            cancel=cancel,
         )
 
     # ---- what a caller reads --------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        """Where the loop is (not planned, executing, completed, no solution)."""
+        return self._phase
 
     @property
     def remaining_steps(self) -> tuple[PlanStep, ...]:
@@ -217,7 +261,7 @@ class OpenWorldPlanner:
 
     def next_step(self) -> PlanStep | None:
         """The step the robot should do now, or None when completed or stuck."""
-        if self.phase is not Phase.EXECUTING or not self._state.remaining:
+        if self._phase is not Phase.EXECUTING or not self._state.remaining:
             return None
         return self._state.remaining[0]
 
@@ -233,30 +277,34 @@ class OpenWorldPlanner:
         if not result.found:
             self._give_up(f"the task has no plan even in the closed world ({result.detail})")
             return ()
-        self.phase = Phase.EXECUTING
+        self._phase = Phase.EXECUTING
         if self._state.situations:
             self._repair()
         self._finish_if_goal_reached()
         return self.remaining_steps
 
-    def observe(self, situation: str) -> Reaction:
+    def observe(self, situation: Situation | str) -> Reaction:
         """A situation arrives (from the camera, the simulator, a person)."""
-        text = " ".join(situation.split())
-        if not text:
+        seen = Situation.of(situation)
+        if not seen.text:
             raise CowpError("an empty situation was observed", hint="say what is wrong")
         position = len(self._state.executed)
-        self._state.situations.append(KnownSituation(text, position))
+        self._state.situations.append(KnownSituation(seen, position))
+        about: dict[str, object] = {"object": seen.object} if seen.object else {}
+        if seen.confidence is not None:
+            about["confidence"] = seen.confidence
         self.report.add(
-            "situation",
-            f"saw: {sentence(text)} (before step {position + 1})",
-            situation=text,
+            EventKind.SITUATION,
+            f"saw: {sentence(seen.text)} (before step {position + 1})",
+            situation=seen.text,
             before_step=position + 1,
+            **about,
         )
-        if self.phase is Phase.NOT_PLANNED:
+        if self._phase is Phase.NOT_PLANNED:
             self.plan()
             return self._reaction_since(0)
-        if self.phase is not Phase.EXECUTING:
-            return Reaction.NO_SOLUTION if self.phase is Phase.NO_SOLUTION else Reaction.FEASIBLE
+        if self._phase is not Phase.EXECUTING:
+            return Reaction.NO_SOLUTION if self._phase is Phase.NO_SOLUTION else Reaction.FEASIBLE
         return self._repair()
 
     def step_done(self, success: bool = True) -> Reaction:
@@ -268,9 +316,11 @@ class OpenWorldPlanner:
         """
         step = self.next_step()
         if step is None:
-            raise CowpError(f"no step is under way (phase: {self.phase.value})")
+            raise CowpError(f"no step is under way (phase: {self._phase.value})")
         if not success:
-            self.report.add("step", f"failed: {self.describe(step)}", step=str(step), ok=False)
+            self.report.add(
+                EventKind.STEP, f"failed: {self.describe(step)}", step=str(step), ok=False
+            )
             result = self._replan(f"{step} failed")
             if not result.found:
                 return self._acquire_or_give_up_for(step, None)
@@ -278,14 +328,14 @@ class OpenWorldPlanner:
         self.task = edits.apply_action(self.task, step.action, step.args)
         self._state.executed.append(self._state.remaining.pop(0))
         self.report.add(
-            "step",
+            EventKind.STEP,
             f"did: {self.describe(step)}",
             step=str(step),
             ok=True,
             index=len(self._state.executed),
         )
         self._finish_if_goal_reached()
-        ran_out = self.phase is Phase.EXECUTING and not self._state.remaining
+        ran_out = self._phase is Phase.EXECUTING and not self._state.remaining
         if ran_out and not self._replan("the plan ran out before the goal was reached").found:
             self._give_up("the plan ran out before the goal was reached")
             return Reaction.NO_SOLUTION
@@ -296,7 +346,7 @@ class OpenWorldPlanner:
     def explanation(self) -> str:
         """One line a person reads: what the robot did and why."""
         state = self._state
-        if self.phase is Phase.NO_SOLUTION:
+        if self._phase is Phase.NO_SOLUTION:
             return f"gave up: {state.failure}"
         if state.learned:
             last = state.learned[-1]
@@ -309,13 +359,13 @@ class OpenWorldPlanner:
         if state.situations:
             seen = "; ".join(sentence(s.text) for s in state.situations)
             return f"kept the plan: judged harmless: {seen}"
-        if self.phase is Phase.COMPLETED:
+        if self._phase is Phase.COMPLETED:
             return "completed the plan as made"
         return f"planned {len(state.remaining)} step(s)"
 
     def finish_report(self) -> CowpReport:
         """Fill in the outcome, explanation and usage, and return the report."""
-        self.report.outcome = self.phase.value
+        self.report.outcome = self._phase.value
         self.report.explanation = self.explanation()
         usage = getattr(self.model, "usage", None)
         if usage is not None:
@@ -331,7 +381,7 @@ class OpenWorldPlanner:
     # ---- the loop ----------------------------------------------------------------------
 
     def _reaction_since(self, replans_before: int) -> Reaction:
-        if self.phase is Phase.NO_SOLUTION:
+        if self._phase is Phase.NO_SOLUTION:
             return Reaction.NO_SOLUTION
         if self._state.learned:
             return Reaction.ACQUIRED
@@ -352,22 +402,26 @@ class OpenWorldPlanner:
                 if len(self._state.replans_for_situations) > replans_before:
                     return Reaction.REPLANNED
                 return Reaction.FEASIBLE
-            step, known = blocked
-            fact = self._fact_for(known, step)
-            self._block(step, fact)
-            self._state.replans_for_situations.append(known.text)
-            result = self._replan(f"{step} is unsuitable: {sentence(known.text)}")
+            fact = self._fact_for(blocked)
+            self._block(blocked.step, fact)
+            self._state.replans_for_situations.append(blocked.known.text)
+            result = self._replan(f"{blocked.step} is unsuitable: {sentence(blocked.known.text)}")
             if result.found:
                 continue
-            if self._acquire_or_give_up_for(step, known) is Reaction.NO_SOLUTION:
+            if self._acquire_or_give_up_for(blocked.step, blocked.known) is Reaction.NO_SOLUTION:
                 return Reaction.NO_SOLUTION
         raise CowpError(
             f"gave up after {self.settings.max_repairs} repairs for one event",
             hint="the domain keeps producing plans the monitor rejects; see the report",
         )
 
-    def _first_blocked_step(self) -> tuple[PlanStep, KnownSituation] | None:
+    def _first_blocked_step(self) -> _Blocked | None:
         """The first remaining step the monitor finds unsuitable in a known situation.
+
+        The monitor is asked once per situation, about every remaining step it could
+        affect, in plan order; it stops at the first unsuitable one. A later situation
+        is asked only about the steps before the first block found so far, so at equal
+        steps the earlier situation decides, and no step past a known block is asked.
 
         Not every pair is asked (see `_guarded`): a step whose action already carries
         the situation's precondition, or that does not touch the object the situation
@@ -376,15 +430,24 @@ class OpenWorldPlanner:
         alarms ("find the spoon, if the cup is dirty? no") from blocking the stand-in.
         """
         live = [known for known in self._state.situations if not self._moot(known)]
-        for step in self._state.remaining:
-            for known in live:
-                if self._guarded(step, known):
-                    continue
-                verdict = self.monitor.check(step, known.text, self.task)
-                self.report.add("monitor", monitor_event_text(verdict), **verdict.to_dict())
-                if not verdict.suitable:
-                    return step, known
-        return None
+        remaining = self._state.remaining
+        focus = [arg for step in remaining for arg in step.args]
+        found: _Blocked | None = None
+        for known in live:
+            limit = len(remaining) if found is None else found.index
+            indices = [i for i in range(limit) if not self._guarded(remaining[i], known)]
+            if not indices:
+                continue
+            self.cancel.check()
+            check = self.monitor.check(
+                [remaining[i] for i in indices], known.situation, self.task, focus
+            )
+            for verdict in check.verdicts:
+                self.report.add(EventKind.MONITOR, monitor_event_text(verdict), **verdict.to_dict())
+            if check.blocked is not None:
+                index = indices[len(check.verdicts) - 1]
+                found = _Blocked(index, remaining[index], known, check)
+        return found
 
     def _moot(self, known: KnownSituation) -> bool:
         """True for a new situation about a kind of object the plan gave up for a stand-in.
@@ -398,7 +461,7 @@ class OpenWorldPlanner:
             return True
         if known.fact is not None:
             return False
-        kind = mentioned_kind(known.text, self.task)
+        kind = self._kind_of(known.situation)
         learned = {r.role_type: r.new_type for r in self._state.learned}
         if kind is None or kind not in learned:
             return False
@@ -408,13 +471,23 @@ class OpenWorldPlanner:
             return False
         known.set_aside = True
         self.report.add(
-            "situation",
+            EventKind.SITUATION,
             f"set aside: {sentence(known.text)}: the plan no longer uses {noun(kind)} "
             f"({noun(learned[kind], 'a')} took its role)",
             situation=known.text,
             set_aside=True,
         )
         return True
+
+    def _kind_of(self, situation: Situation) -> str | None:
+        """The kind of object a situation is about: its source's word when it gave one,
+        else the first object or kind the sentence names."""
+        if situation.object:
+            if situation.object in self.task.objects:
+                return self.task.objects[situation.object]
+            if situation.object in self.task.types:
+                return situation.object
+        return mentioned_kind(situation.text, self.task)
 
     def _guarded(self, step: PlanStep, known: KnownSituation) -> bool:
         """True when `step` cannot be affected by `known` beyond what PDDL already says.
@@ -435,15 +508,25 @@ class OpenWorldPlanner:
             for lit in edits.precondition_literals(self.task, step.action)
         )
 
-    def _fact_for(self, known: KnownSituation, step: PlanStep) -> SituationFact:
+    def _fact_for(self, blocked: _Blocked) -> SituationFact:
+        known = blocked.known
         if known.fact is None:
-            focus = [*step.args, *(a for s in self._state.remaining for a in s.args)]
-            known.fact = self.predicates.generate(known.text, self.task, focus)
-            fact = known.fact
-            how = {"rules": "by rule", "model": "by the model", "world": "about the world"}
+            fact = blocked.check.fact
+            if fact is None:
+                step = blocked.step
+                focus = [*step.args, *(a for s in self._state.remaining for a in s.args)]
+                self.cancel.check()
+                fact = self.predicates.generate(known.situation, self.task, focus)
+            known.fact = fact
+            how = {
+                "rules": "by rule",
+                "model": "by the model",
+                "world": "about the world",
+                "source": "as its source said",
+            }
             note = f" ({fact.note})" if fact.note else ""
             self.report.add(
-                "predicate",
+                EventKind.PREDICATE,
                 f"understood: {sentence(known.text)} as {fact.atom} "
                 f"{how.get(fact.source, fact.source)}{note}",
                 **fact.to_dict(),
@@ -525,13 +608,14 @@ class OpenWorldPlanner:
             candidates = candidates[: self.settings.max_candidates]
         accepted: list[CandidateAssessment] = []
         for candidate_type, example in candidates:
+            self.cancel.check()
             tried.add(candidate_type)
             assessment = self.acquirer.assess(
                 self.task, role_type, actions, candidate_type, example, self.description
             )
             for q in assessment.questions:
                 self.report.add(
-                    "acquirer",
+                    EventKind.ACQUIRER,
                     f"asked: {q.question} -> {q.answer.text.strip() or '?'}",
                     candidate=candidate_type,
                     **q.to_dict(),
@@ -539,9 +623,10 @@ class OpenWorldPlanner:
             if assessment.accepted:
                 accepted.append(assessment)
         while accepted:
+            self.cancel.check()
             selection = self.acquirer.select(accepted, role_type, self.description, situation)
             self.report.add(
-                "selection",
+                EventKind.SELECTION,
                 f"chose {noun(selection.chosen, 'a')} to replace {noun(role_type)} "
                 f"({selection.how})",
                 **selection.to_dict(),
@@ -567,7 +652,7 @@ class OpenWorldPlanner:
                     LearnedRole(role_type, selection.chosen, variants, situation)
                 )
                 self.report.add(
-                    "learned",
+                    EventKind.LEARNED,
                     f"learned: {noun(selection.chosen, 'a')} can take {noun(role_type)}'s "
                     f"role ({', '.join(variants)})",
                     role_type=role_type,
@@ -579,6 +664,7 @@ class OpenWorldPlanner:
         return False
 
     def _replan(self, reason: str) -> PlanResult:
+        self.cancel.check()
         result = self.planner.solve(self.task, self.settings.planner_timeout_s)
         if result.found:
             self._state.remaining = list(result.steps)
@@ -588,70 +674,31 @@ class OpenWorldPlanner:
             text = f"no plan in time ({reason}): {result.detail}"
         else:
             text = f"no plan ({reason})"
-        self.report.add("plan", text, reason=reason, **result.to_dict())
+        self.report.add(EventKind.PLAN, text, reason=reason, **result.to_dict())
         return result
 
     def _log_change(self, text: str, **data: object) -> None:
-        self.report.add("pddl_change", text, **data)
+        self.report.add(EventKind.PDDL_CHANGE, text, **data)
 
     def _give_up(self, why: str) -> None:
-        self.phase = Phase.NO_SOLUTION
+        self._phase = Phase.NO_SOLUTION
         self._state.remaining = []
         self._state.failure = why
-        self.report.add("outcome", f"no solution: {why}", outcome="no_solution")
+        self.report.add(EventKind.OUTCOME, f"no solution: {why}", outcome="no_solution")
 
     def _finish_if_goal_reached(self) -> None:
-        if self.phase is not Phase.EXECUTING:
+        if self._phase is not Phase.EXECUTING:
             return
         if self.task.goal_atoms <= self.task.init_atoms:
-            self.phase = Phase.COMPLETED
+            self._phase = Phase.COMPLETED
             self._state.remaining = []
-            self.report.add("outcome", f"completed: {self.explanation()}", outcome="completed")
+            self.report.add(
+                EventKind.OUTCOME, f"completed: {self.explanation()}", outcome="completed"
+            )
 
 
-@dataclass(frozen=True)
-class ScheduledSituation:
-    """A situation to raise while executing: before step number `at_step` (1-based) of
-    the plan as executed, or before the first step whose action is `at_action`; with
-    neither, before the first step."""
-
-    text: str
-    at_step: int | None = None
-    at_action: str | None = None
-
-    def due(self, next_step: PlanStep, steps_done: int) -> bool:
-        if self.at_action is not None:
-            return edits.base_action_name(next_step.action) == self.at_action
-        return steps_done + 1 >= (self.at_step or 1)
-
-
-def execute_with_situations(
-    loop: OpenWorldPlanner, schedule: Sequence[ScheduledSituation], max_steps: int = 200
-) -> CowpReport:
-    """Plan, then execute every step as succeeding, raising each situation when due.
-
-    This is the simulated robot the CLI and the tests use; a situation whose step never
-    comes is raised at the end and reported as never due.
-    """
-    if loop.phase is Phase.NOT_PLANNED:
-        loop.plan()
-    pending = list(schedule)
-    for _ in range(max_steps):
-        step = loop.next_step()
-        if step is None:
-            break
-        due = [s for s in pending if s.due(step, len(loop.executed_steps))]
-        for situation in due:
-            pending.remove(situation)
-            loop.observe(situation.text)
-        if due:
-            continue
-        loop.step_done(True)
-    for situation in pending:
-        loop.report.add(
-            "situation",
-            f"never raised: {sentence(situation.text)} (its step did not come)",
-            situation=situation.text,
-            raised=False,
-        )
-    return loop.finish_report()
+def _required(model: LanguageModel | None) -> LanguageModel:
+    """The model, for the in-process reasoners a caller did not replace."""
+    if model is None:
+        raise CowpError("without a model, give the monitor, acquirer and predicates")
+    return model

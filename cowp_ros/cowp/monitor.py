@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from cowp_ros.cowp.calibration.config import MonitorCalibration, calibration_for
+from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.prompts import MONITOR_EXAMPLES, MONITOR_SYSTEM, monitor_question
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.result import PlanStep
@@ -64,6 +66,21 @@ class MonitorVerdict:
             "repeated": self.repeated,
             **calibrated,
         }
+
+
+@dataclass(frozen=True)
+class PlanCheck:
+    """The Plan Monitor's answer about one situation and a run of plan steps.
+
+    `verdicts` are the questions asked, in step order; the checking stops at the first
+    unsuitable step, which is then `blocked` (None: every step checked is still
+    suitable). A monitor that also turns the situation into a fact when it blocks a step
+    (the commonsense node does, in the same call) gives it as `fact`.
+    """
+
+    verdicts: tuple[MonitorVerdict, ...] = ()
+    blocked: PlanStep | None = None
+    fact: SituationFact | None = None
 
 
 def judged_yes(answer: YesNo, threshold: float, default: bool) -> tuple[bool, bool]:
@@ -114,7 +131,27 @@ class PlanMonitor:
             )
         return self._asked_with[key]
 
-    def check(self, step: PlanStep, situation: str, task: PlanningTask) -> MonitorVerdict:
+    def check(
+        self,
+        steps: Sequence[PlanStep],
+        situation: Situation,
+        task: PlanningTask,
+        focus: Sequence[str] = (),
+    ) -> PlanCheck:
+        """The `Monitor` port: each step in turn until the first unsuitable one.
+
+        The fact is left to the loop's fact maker (`focus` is for monitors that make it
+        themselves): in one process, asking for it costs nothing extra later.
+        """
+        verdicts = []
+        for step in steps:
+            verdict = self.check_step(step, situation.text, task)
+            verdicts.append(verdict)
+            if not verdict.suitable:
+                return PlanCheck(tuple(verdicts), step)
+        return PlanCheck(tuple(verdicts))
+
+    def check_step(self, step: PlanStep, situation: str, task: PlanningTask) -> MonitorVerdict:
         """Is `step` suitable if `situation` holds?"""
         if self.calibration is not None:
             return self._check_calibrated(step, situation, task, self.calibration)

@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.identifiers import (
@@ -180,11 +181,20 @@ class PredicateGenerator:
         self.reserved = reserved
 
     def generate(
-        self, situation: str, task: PlanningTask, focus: Sequence[str] = ()
+        self, situation: Situation | str, task: PlanningTask, focus: Sequence[str] = ()
     ) -> SituationFact:
-        """The fact for `situation`; `focus` lists objects to prefer (the failing step's)."""
-        words = words_of(situation)
+        """The fact for `situation`; `focus` lists objects to prefer (the failing step's).
+
+        When the situation's source named its object (the camera's detector watched
+        `cup_1`), that object is the subject, whatever else the sentence names ("a fork
+        is in the cup" is about the cup the robot looked at, not about a fork), and no
+        model is asked.
+        """
+        seen = Situation.of(situation)
+        text = seen.text
+        words = words_of(text)
         mention = _find_mention(words, task)
+        ruled: SituationFact | None = None
         if mention is not None:
             start, length, name = mention
             subject = resolve_object(name, task, focus)
@@ -192,18 +202,41 @@ class PredicateGenerator:
                 rest = words[:start] + words[start + length :]
                 predicate = slug(rest) or "is_affected"
                 predicate = self._not_clashing(predicate, task, self.reserved)
-                return SituationFact(situation, Atom(predicate, (subject,)), subject, "rules")
+                ruled = SituationFact(text, Atom(predicate, (subject,)), subject, "rules")
+        given = resolve_object(seen.object, task, focus) if seen.object else None
+        if given is not None and (ruled is None or ruled.subject != given):
+            return self._about_given(text, words, given, task, seen.source)
+        if ruled is not None:
+            return ruled
         note = ""
         if self.model is not None:
             try:
-                atom = self._ask_model(situation, task)
-                return SituationFact(situation, atom, atom.args[0], "model")
+                atom = self._ask_model(text, task)
+                return SituationFact(text, atom, atom.args[0], "model")
             except UnsafeIdentifierError as err:
                 note = err.message
         predicate = self._not_clashing(
             slug(words) or "unexpected_situation", task, self.reserved, arity=0
         )
-        return SituationFact(situation, Atom(predicate), None, "world", note)
+        return SituationFact(text, Atom(predicate), None, "world", note)
+
+    def _about_given(
+        self, text: str, words: list[str], subject: str, task: PlanningTask, source: str
+    ) -> SituationFact:
+        """The fact about the object the source named; its name or kind, where the
+        sentence says it, is left out of the predicate ("the cup is missing" ->
+        (is_missing cup_1))."""
+        names = {subject, task.objects.get(subject, subject)}
+        kept = list(words)
+        for name in sorted(names, key=lambda n: -len(n.split("_"))):
+            parts = name.split("_")
+            for start in range(len(kept) - len(parts) + 1):
+                if kept[start : start + len(parts)] == parts:
+                    kept = kept[:start] + kept[start + len(parts) :]
+                    break
+        predicate = self._not_clashing(slug(kept) or "is_affected", task, self.reserved)
+        note = f"the {source or 'source'} named {subject}"
+        return SituationFact(text, Atom(predicate, (subject,)), subject, "source", note)
 
     def _ask_model(self, situation: str, task: PlanningTask) -> Atom:
         assert self.model is not None

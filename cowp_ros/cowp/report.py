@@ -8,39 +8,33 @@ whole report is plain JSON, so a run can be inspected, diffed, or scored afterwa
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.cowp.events import EventKind
 from cowp_ros.errors import CowpError
-
-EVENT_KINDS = (
-    "plan",  # a planner call and its result
-    "situation",  # a situation was observed
-    "monitor",  # Prompt 1 question and answer
-    "predicate",  # a situation turned into a fact
-    "pddl_change",  # an edit of the domain or problem
-    "acquirer",  # Prompt 2 question and answer
-    "selection",  # Prompt 3 question and answer
-    "learned",  # acquired knowledge that led to a plan
-    "step",  # a plan step was executed (or failed)
-    "outcome",  # the run ended: completed or no_solution
-)
 
 
 @dataclass(frozen=True)
 class Event:
     """One thing that happened; `data` is JSON-serialisable."""
 
-    kind: str
+    kind: EventKind
     text: str
     data: dict[str, Any] = field(default_factory=dict)
     at_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "text": self.text, "at_s": round(self.at_s, 3), **self.data}
+        return {
+            "kind": self.kind.value,
+            "text": self.text,
+            "at_s": round(self.at_s, 3),
+            **self.data,
+        }
 
 
 @dataclass
@@ -58,20 +52,19 @@ class CowpReport:
     started: float = field(default_factory=time.monotonic, repr=False)
     listeners: list[Callable[[Event], None]] = field(default_factory=list, repr=False)
 
-    def add(self, kind: str, text: str, **data: Any) -> Event:
+    def add(self, kind: EventKind, text: str, **data: Any) -> Event:
         """Append an event and pass it to every listener (the CLI's narrative, the ROS
         task manager's action feedback) as it happens."""
-        if kind not in EVENT_KINDS:
-            raise ValueError(f"unknown event kind {kind!r}")
-        event = Event(kind, text, data, time.monotonic() - self.started)
+        event = Event(EventKind(kind), text, data, time.monotonic() - self.started)
         self.events.append(event)
         for listener in self.listeners:
             listener(event)
         return event
 
-    def of_kind(self, kind: str) -> list[Event]:
+    def of_kind(self, kind: EventKind | str) -> list[Event]:
         """The events of one kind, in order."""
-        return [e for e in self.events if e.kind == kind]
+        wanted = EventKind(kind)
+        return [e for e in self.events if e.kind is wanted]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,7 +79,7 @@ class CowpReport:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+        return json.dumps(strict_json(self.to_dict()), indent=2, sort_keys=False, allow_nan=False)
 
     def write(self, path: Path | str) -> Path:
         """Write the report as JSON; a clear error when the path cannot be written."""
@@ -98,3 +91,15 @@ class CowpReport:
         except OSError as err:
             raise CowpError(f"cannot write the report to {path}: {err.strerror}") from err
         return path
+
+
+def strict_json(value: Any) -> Any:
+    """`value` with every NaN or infinite number replaced by None, so the JSON written is
+    strict (the JSON standard has no NaN; many parsers refuse Python's bare `NaN`)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(item) for item in value]
+    return value

@@ -69,8 +69,15 @@ class Example:
 class LanguageModel(Protocol):
     """The three kinds of question COWP asks, plus usage accounting."""
 
-    name: str
-    usage: Usage
+    @property
+    def name(self) -> str:
+        """The model's name as the server reports it (keys calibration and cache)."""
+        ...
+
+    @property
+    def usage(self) -> Usage:
+        """Running totals of calls, tokens and cache hits."""
+        ...
 
     def ask_yes_no(
         self,

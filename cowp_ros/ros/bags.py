@@ -20,10 +20,10 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 IMAGE_TYPE = "sensor_msgs/msg/Image"
 STORAGES = {"sqlite3": StoragePlugin.SQLITE3, "mcap": StoragePlugin.MCAP}
-BAG_VERSION = 9  # what Kilted's rosbag2 writes
+BAG_VERSION: Literal[9] = 9  # what Kilted's rosbag2 writes
 
 
 @dataclass(frozen=True)
@@ -295,3 +295,86 @@ class BagRecorder:
         if self._thread.is_alive():
             self._queue.put(None)
             self._thread.join()
+
+
+def discover_types(node: Node, topics: list[str], timeout_s: float) -> dict[str, str]:
+    """Topic -> message type, read from the graph (waits for discovery)."""
+    deadline = time.monotonic() + timeout_s
+    found: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        known = dict(node.get_topic_names_and_types())
+        found = {t: known[t][0] for t in topics if known.get(t)}
+        if len(found) == len(topics):
+            break
+        time.sleep(0.2)
+    return found
+
+
+def record_live(
+    bag: Path,
+    topics: list[str],
+    *,
+    storage: str,
+    duration_s: float | None,
+    discovery_timeout_s: float,
+    stop: threading.Event,
+    say: Callable[[str], None],
+) -> dict[str, int]:
+    """Record the live graph's `topics` into `bag` until `stop` (or `duration_s`);
+    returns the message count per topic. Topics nobody publishes are skipped (said)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = Node("cowp_recorder", context=context)
+        types = discover_types(node, topics, discovery_timeout_s)
+        missing = [t for t in topics if t not in types]
+        if not types:
+            raise CowpError(
+                f"none of the topics is published: {', '.join(topics)}",
+                hint="start the graph first, or check ROS_DOMAIN_ID",
+            )
+        if missing:
+            say(f"not published (skipped): {', '.join(missing)}")
+        recorder = BagRecorder(node, bag, types, storage=storage)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        say(f"recording {len(types)} topic(s) into {bag}; Ctrl-C to stop")
+        end = time.monotonic() + duration_s if duration_s else None
+        while not stop.is_set() and (end is None or time.monotonic() < end):
+            executor.spin_once(timeout_sec=0.1)
+        recorder.close()
+        return dict(recorder.counts)
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+def replay_live(
+    bag: Path,
+    *,
+    topics: Sequence[str] | None,
+    rate: float,
+    subscriber_timeout_s: float,
+    stop: threading.Event,
+) -> int:
+    """Publish a bag's messages into the live graph; returns how many were published."""
+    import rclpy
+    from rclpy.node import Node
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = Node("cowp_replay", context=context)
+        return replay_bag(
+            node,
+            bag,
+            topics=topics,
+            rate=rate,
+            subscriber_timeout_s=subscriber_timeout_s,
+            stop=stop,
+        )
+    finally:
+        rclpy.try_shutdown(context=context)

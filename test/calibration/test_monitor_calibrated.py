@@ -48,7 +48,7 @@ def calibrated(variant: str, threshold: float, **kwargs) -> MonitorCalibration:
 def test_the_plain_yes_no_answer_decides_without_calibration() -> None:
     monitor = PlanMonitor(model(), PHRASES)  # no entry for tiny-model: plain decision
     assert monitor.calibration is None
-    verdict = monitor.check(FILL, "the cup is blue", TASK)
+    verdict = monitor.check_step(FILL, "the cup is blue", TASK)
     assert verdict.suitable and verdict.unclear and verdict.score is None
     assert "score" not in verdict.to_dict()
 
@@ -56,20 +56,20 @@ def test_the_plain_yes_no_answer_decides_without_calibration() -> None:
 def test_plain_variant_blocks_at_its_threshold() -> None:
     # Scores: dirty -logit(0.3) = 0.85, blue -logit(0.5) = 0.
     monitor = PlanMonitor(model(), PHRASES, calibration=calibrated("plain", 0.5))
-    dirty = monitor.check(FILL, "the cup is dirty", TASK)
-    blue = monitor.check(FILL, "the cup is blue", TASK)
+    dirty = monitor.check_step(FILL, "the cup is dirty", TASK)
+    blue = monitor.check_step(FILL, "the cup is blue", TASK)
     assert not dirty.suitable and blue.suitable
     assert dirty.score == pytest.approx(-logit(0.3))
     assert dirty.to_dict()["variant"] == "plain" and dirty.to_dict()["threshold"] == 0.5
     strict = PlanMonitor(model(), PHRASES, calibration=calibrated("plain", 1.0))
-    assert strict.check(FILL, "the cup is dirty", TASK).suitable
+    assert strict.check_step(FILL, "the cup is dirty", TASK).suitable
 
 
 def test_contrast_subtracts_the_same_step_in_the_normal_state() -> None:
     scripted = model()
     monitor = PlanMonitor(scripted, PHRASES, calibration=calibrated("plain-contrast", 1.5))
-    dirty = monitor.check(FILL, "the cup is dirty", TASK)
-    blue = monitor.check(FILL, "the cup is blue", TASK)
+    dirty = monitor.check_step(FILL, "the cup is dirty", TASK)
+    blue = monitor.check_step(FILL, "the cup is blue", TASK)
     assert dirty.score == pytest.approx(logit(0.8) - logit(0.3))  # 2.23: blocked
     assert blue.score == pytest.approx(logit(0.8) - logit(0.5))  # 1.39: suitable
     assert not dirty.suitable and blue.suitable
@@ -83,18 +83,18 @@ def test_contrast_subtracts_the_same_step_in_the_normal_state() -> None:
 def test_prevents_variant_asks_the_inverted_question() -> None:
     scripted = model()
     monitor = PlanMonitor(scripted, PHRASES, calibration=calibrated("prevents", 0.0))
-    dirty = monitor.check(FILL, "the cup is dirty", TASK)
+    dirty = monitor.check_step(FILL, "the cup is dirty", TASK)
     assert dirty.question.startswith("Would it stop a robot from being able to fill the cup")
     assert not dirty.suitable and dirty.score == pytest.approx(logit(0.9))
-    assert monitor.check(FILL, "the cup is blue", TASK).suitable
+    assert monitor.check_step(FILL, "the cup is blue", TASK).suitable
 
 
 def test_without_p_yes_the_answer_text_decides_and_is_marked_unclear() -> None:
     scripted = ScriptedModel(yes_no=[(r"dirty", False), (r"blue", None)], name="tiny-model")
     monitor = PlanMonitor(scripted, PHRASES, calibration=calibrated("plain", 0.5))
-    dirty = monitor.check(FILL, "the cup is dirty", TASK)  # scripted False: P(yes) 0.0
+    dirty = monitor.check_step(FILL, "the cup is dirty", TASK)  # scripted False: P(yes) 0.0
     assert not dirty.suitable and not dirty.unclear
-    unsure = monitor.check(FILL, "the cup is blue", TASK)  # neither answer nor P(yes)
+    unsure = monitor.check_step(FILL, "the cup is blue", TASK)  # neither answer nor P(yes)
     assert unsure.suitable and unsure.unclear and unsure.score is None
 
 
@@ -116,7 +116,7 @@ def test_cross_task_examples_leave_out_the_asked_task() -> None:
     monitor = PlanMonitor(
         scripted, PHRASES, calibration=calibrated("crosstask", 0.5, examples=pool)
     )
-    monitor.check(FILL, "the cup is dirty", TASK)
+    monitor.check_step(FILL, "the cup is dirty", TASK)
     assert seen and all("fill_cup" not in q for q in seen[0])
     assert len(seen[0]) == 4  # two other tasks, a blocking and a benign example each
 
@@ -125,7 +125,7 @@ def test_auto_reads_the_entry_for_the_model_name(no_default_calibration: Path) -
     write_calibration(no_default_calibration, calibrated("plain", 0.5))
     monitor = PlanMonitor(model(), PHRASES)
     assert monitor.calibration is not None and monitor.calibration.threshold == 0.5
-    assert not monitor.check(FILL, "the cup is dirty", TASK).suitable
+    assert not monitor.check_step(FILL, "the cup is dirty", TASK).suitable
     other = ScriptedModel(name="another-model")
     assert PlanMonitor(other, PHRASES).calibration is None
     assert PlanMonitor(model(), PHRASES, calibration=None).calibration is None
@@ -133,12 +133,12 @@ def test_auto_reads_the_entry_for_the_model_name(no_default_calibration: Path) -
 
 def test_both_contrast_averages_the_two_question_forms() -> None:
     monitor = PlanMonitor(model(), PHRASES, calibration=calibrated("both-contrast", 2.0))
-    dirty = monitor.check(FILL, "the cup is dirty", TASK)
+    dirty = monitor.check_step(FILL, "the cup is dirty", TASK)
     plain = logit(0.8) - logit(0.3)
     prevents = logit(0.9) - logit(0.1)
     assert dirty.score == pytest.approx((plain + prevents) / 2)
     assert not dirty.suitable and dirty.variant == "both-contrast"
     assert dirty.question.startswith("Is it suitable for a robot to fill the cup")
     both = PlanMonitor(model(), PHRASES, calibration=calibrated("both", 0.0))
-    blue = both.check(FILL, "the cup is blue", TASK)
+    blue = both.check_step(FILL, "the cup is blue", TASK)
     assert blue.score == pytest.approx((-logit(0.5) + logit(0.2)) / 2) and blue.suitable

@@ -41,7 +41,7 @@ def test_calibrated_monitor_scores_with_a_real_model(tmp_path: Path) -> None:
         for name in ("plain-contrast", "prevents"):
             calibration = MonitorCalibration(model.name, get_variant(name), 0.0)
             monitor = PlanMonitor(model, phrases, calibration=calibration)
-            verdict = monitor.check(step, "the cup is dirty", task)
+            verdict = monitor.check_step(step, "the cup is dirty", task)
             assert verdict.variant == name and verdict.score is not None
             assert math.isfinite(verdict.score)
             assert verdict.suitable == (verdict.score < 0.0)

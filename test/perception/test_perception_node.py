@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -26,14 +25,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config" / "situation_detector.yaml"
 FRAMES_PER_PHASE = 8
 FPS = 3.0  # slow enough that a busy 2-core machine still sees every phase
-
-
-def test_config_file_holds_the_declared_defaults() -> None:
-    from cowp_ros.ros.nodes.situation_detector import PARAMETERS
-
-    declared = {name: default for name, (default, _) in PARAMETERS.items()}
-    in_file = yaml.safe_load(CONFIG.read_text())["situation_detector"]["ros__parameters"]
-    assert in_file == declared
 
 
 @pytest.fixture

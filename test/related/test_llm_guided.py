@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cowp_ros.cli import main
-from cowp_ros.cowp.loop import OpenWorldPlanner, ScheduledSituation, execute_with_situations
+from cowp_ros.cowp.loop import OpenWorldPlanner
+from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.llm_guided import (
@@ -167,9 +168,7 @@ def test_cowp_replans_with_the_guided_planner_under_a_situation() -> None:
     )
     planner = make_llm_guided_planner(model, beam=2)
     loop = OpenWorldPlanner.for_task(spec, model, planner)
-    report = execute_with_situations(
-        loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")]
-    )
+    report = run_scheduled(loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")])
     assert report.outcome == "completed"
     assert report.planner == "llm_guided"
     assert any("hold_cup__cup_as" in str(s) for s in loop.executed_steps)

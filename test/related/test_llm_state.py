@@ -7,11 +7,12 @@ import json
 import pytest
 
 from cowp_ros.cli import main
-from cowp_ros.cowp.loop import OpenWorldPlanner, ScheduledSituation
+from cowp_ros.cowp.loop import OpenWorldPlanner
+from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.llm_state.belief import Belief, BeliefPredicates, LLMStateTracker
 from cowp_ros.methods.llm_state.calls import MAX_CALLS, ToolCall, parse_tool_calls
-from cowp_ros.methods.llm_state.loop import attach_llm_state, execute_with_belief
+from cowp_ros.methods.llm_state.loop import BeliefLoop
 from cowp_ros.pddl import edits
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task
@@ -181,9 +182,8 @@ def test_cowp_behind_the_belief_blocks_the_dirty_cup_and_uses_a_stand_in() -> No
     spec = get_task("fill_cup")
     model = _cowp_model()
     loop = OpenWorldPlanner.for_task(spec, model, make_planner("pyperplan"))
-    tracker = attach_llm_state(loop)
     schedule = [ScheduledSituation("there are coffee stains in it", at_action="hold_cup")]
-    report = execute_with_belief(loop, tracker, schedule)
+    report = run_scheduled(BeliefLoop(loop), schedule)
     situations = [e.data["situation"] for e in report.of_kind("situation")]
     assert situations == ["the cup is dirty"]  # the belief's sentence, not the raw text
     facts = [e for e in report.of_kind("predicate") if "fact" in e.data]
@@ -197,9 +197,8 @@ def test_a_silent_belief_still_passes_the_raw_situation_on() -> None:
     spec = get_task("fill_cup")
     model = _cowp_model()
     loop = OpenWorldPlanner.for_task(spec, model, make_planner("pyperplan"))
-    tracker = attach_llm_state(loop)
-    report = execute_with_belief(
-        loop, tracker, [ScheduledSituation("the cup is dirty", at_action="hold_cup")]
+    report = run_scheduled(
+        BeliefLoop(loop), [ScheduledSituation("the cup is dirty", at_action="hold_cup")]
     )
     assert [e.data["situation"] for e in report.of_kind("situation")] == ["the cup is dirty"]
 

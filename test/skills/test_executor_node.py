@@ -23,7 +23,7 @@ from ros_fakes import FakeArmController, FakeHandE, FakeOdomBase, RosHarness
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.nodes.executor import CURRENT_STEP_TOPIC, PARAMETERS, SkillExecutor
+from cowp_ros.ros.nodes.executor import CURRENT_STEP_TOPIC, SkillExecutor
 
 pytestmark = pytest.mark.ros
 
@@ -181,12 +181,6 @@ def test_cancel_mid_drive_ends_canceled(harness, fakes, session_factory, robot, 
     wrapped = session.wait(handle.get_result_async())
     assert wrapped.status == GoalStatus.STATUS_CANCELED
     assert not wrapped.result.success and "canceled" in wrapped.result.message
-
-
-def test_parameter_defaults_are_the_ones_in_config_executor_yaml() -> None:
-    data = yaml.safe_load((ROOT / "config" / "executor.yaml").read_text())
-    values = data["executor"]["ros__parameters"]
-    assert values == {name: default for name, (default, _) in PARAMETERS.items()}
 
 
 def test_a_bad_parameter_is_named_at_start_up(harness, robot, tmp_path) -> None:

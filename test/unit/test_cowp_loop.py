@@ -6,13 +6,8 @@ import json
 
 import pytest
 
-from cowp_ros.cowp.loop import (
-    OpenWorldPlanner,
-    Phase,
-    Reaction,
-    ScheduledSituation,
-    execute_with_situations,
-)
+from cowp_ros.cowp.loop import OpenWorldPlanner, Phase, Reaction
+from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl import Atom, PlanningTask, edits
@@ -162,9 +157,7 @@ def test_prompt_3_chooses_among_accepted_stand_ins(fill_cup: TaskSpec) -> None:
     )
     task = fill_cup_with(fill_cup, "bowl_1", "mug_1", "sponge_1", "plate_1")
     loop = OpenWorldPlanner.for_task(fill_cup, model, problem=task)
-    report = execute_with_situations(
-        loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")]
-    )
+    report = run_scheduled(loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")])
     assert report.outcome == "completed"
     assert asked(model, "choice") == [
         "There are some objects, such as a bowl, a mug. Which is the most suitable to "
@@ -271,7 +264,7 @@ def test_a_situation_about_another_object_names_it_as_a_constant(tiny: PlanningT
 def test_report_records_every_question_plan_and_change(tiny: PlanningTask) -> None:
     model = ScriptedModel(yes_no=[DIRTY_CUP_BLOCKS_HOLDING])
     loop = tiny_loop(tiny, model)
-    report = execute_with_situations(loop, [ScheduledSituation("the cup is dirty", at_step=2)])
+    report = run_scheduled(loop, [ScheduledSituation("the cup is dirty", at_step=2)])
     data = json.loads(report.to_json())
     assert data["outcome"] == "completed"
     assert data["explanation"] == "used a bowl instead of the cup: the cup is dirty"
@@ -326,8 +319,6 @@ def test_closed_world_without_a_plan_is_no_solution(tiny: PlanningTask) -> None:
 
 def test_a_situation_whose_step_never_comes_is_reported(tiny: PlanningTask) -> None:
     loop = tiny_loop(tiny, ScriptedModel())
-    report = execute_with_situations(
-        loop, [ScheduledSituation("the fork is bent", at_action="polish_fork")]
-    )
+    report = run_scheduled(loop, [ScheduledSituation("the fork is bent", at_action="polish_fork")])
     assert report.outcome == "completed"
     assert report.of_kind("situation")[-1].data["raised"] is False

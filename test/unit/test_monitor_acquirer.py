@@ -24,20 +24,20 @@ HOLD = PlanStep("hold_cup", ("cup_1",))
 def test_monitor_asks_prompt_1_once_per_question(tiny: PlanningTask) -> None:
     model = ScriptedModel(yes_no=[("hold the cup, if the cup is dirty", False)])
     monitor = PlanMonitor(model, PHRASES)
-    verdict = monitor.check(HOLD, "the cup is dirty.", tiny)
+    verdict = monitor.check_step(HOLD, "the cup is dirty.", tiny)
     assert verdict.question == "Is it suitable for a robot to hold the cup, if the cup is dirty?"
     assert not verdict.suitable and not verdict.unclear and not verdict.repeated
-    again = monitor.check(PlanStep("hold_cup", ("cup_1",)), "the cup is dirty.", tiny)
+    again = monitor.check_step(PlanStep("hold_cup", ("cup_1",)), "the cup is dirty.", tiny)
     assert again.repeated and not again.suitable
     assert len(model.questions()) == 1
 
 
 def test_monitor_unclear_answer_falls_back(tiny: PlanningTask) -> None:
     undecided = PlanMonitor(ScriptedModel(default_yes_no=None), PHRASES)
-    verdict = undecided.check(HOLD, "the cup is dirty", tiny)
+    verdict = undecided.check_step(HOLD, "the cup is dirty", tiny)
     assert verdict.unclear and verdict.suitable  # no evidence: keep the step
     graded = PlanMonitor(ScriptedModel(yes_no=[("", 0.2)]), PHRASES)
-    verdict = graded.check(HOLD, "the cup is dirty", tiny)
+    verdict = graded.check_step(HOLD, "the cup is dirty", tiny)
     assert verdict.unclear and not verdict.suitable  # P(yes) 0.2 < 0.5
 
 

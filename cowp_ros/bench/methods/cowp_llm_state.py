@@ -11,10 +11,11 @@ comparable with `cowp`: in this simulator only situations and failures carry new
 from __future__ import annotations
 
 from cowp_ros.bench.methods import MethodContext
+from cowp_ros.bench.methods._driven import run_on_episode
 from cowp_ros.bench.simulator import Episode
-from cowp_ros.cowp.loop import OpenWorldPlanner, Phase
+from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.errors import CowpError
-from cowp_ros.methods.llm_state.loop import attach_llm_state
+from cowp_ros.methods.llm_state.loop import BeliefLoop
 
 
 class CowpLLMState:
@@ -27,40 +28,21 @@ class CowpLLMState:
         if context.model is None:
             raise CowpError("COWP with LLM-State needs a language model")
         self.context = context
+        self.loop: BeliefLoop | None = None
+
+    def trace(self) -> list[str]:
+        """COWP's narrative, with the belief's updates."""
+        if self.loop is None:
+            return []
+        return [f"{e.kind}: {e.text}" for e in self.loop.report.events]
 
     def run(self, episode: Episode) -> None:
+        assert self.context.model is not None
         loop = OpenWorldPlanner.for_task(
             self.context.spec, self.context.model, self.context.planner, problem=episode.problem
         )
-        tracker = attach_llm_state(loop)
-        loop.plan()
-        observed: set[str] = set()
-        failures = 0
-        while not episode.finished:
-            step = loop.next_step()
-            if step is None:
-                reason = loop.explanation() if loop.phase is Phase.NO_SOLUTION else "stopped"
-                episode.give_up(reason)
-                return
-            outcome = episode.execute(step)
-            if episode.finished:
-                return
-            if outcome.situation is not None:
-                tracker.observe_situation(outcome.situation)
-                fresh = [s for s in tracker.situations() if s not in observed]
-                for text in fresh or [outcome.situation]:
-                    observed.add(text)
-                    loop.observe(text)
-            elif outcome.executed:
-                failures = 0
-                loop.step_done(True)
-            else:
-                failures += 1
-                tracker.observe_outcome(step, False, f"{loop.describe(step)} {step}")
-                if failures >= 3:
-                    episode.give_up(f"{step} failed {failures} times")
-                    return
-                loop.step_done(False)
+        self.loop = BeliefLoop(loop, tell_successes=False)
+        run_on_episode(self.loop, episode)
 
 
 METHOD = CowpLLMState

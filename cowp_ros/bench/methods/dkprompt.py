@@ -8,21 +8,23 @@ its effects; the answers update the state, and a mismatch replans. Without an
 observation nothing is asked (as with no image). DKPROMPT learns no new preconditions
 or objects: a situation that breaks no PDDL predicate ("the cup is dirty" for
 fill_cup) goes unnoticed, which is what this baseline shows next to COWP.
+The trial runs DKPROMPT's task loop on COWP's driver.
 Mode: `context.options["dkprompt"]` = pre | post | both (default both).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cowp_ros.bench.methods import MethodContext
+from cowp_ros.bench.methods._driven import run_on_episode
 from cowp_ros.bench.simulator import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.methods.dkprompt.loop import DKPromptMode
-from cowp_ros.methods.dkprompt.questions import Answer, DKPromptChecker
-from cowp_ros.pddl import edits
+from cowp_ros.methods.dkprompt.loop import DKPromptLoop, DKPromptMode
+from cowp_ros.methods.dkprompt.questions import Answer, DKPromptChecker, Moment
 from cowp_ros.planning import PlanStep
+from cowp_ros.tasks.phrases import ActionPhrases
 
 OBSERVATION_SYSTEM = (
     "You check a household robot's plan against what it observes. Answer the question "
@@ -54,6 +56,16 @@ class TextObservationQuestioner:
         return answers
 
 
+class LatestObservation:
+    """An `ImageSource` whose picture is the latest sentence the robot reported."""
+
+    def __init__(self, latest: Callable[[], str | None]) -> None:
+        self.latest = latest
+
+    def image_for(self, attempt: int, step: PlanStep, moment: Moment) -> object | None:
+        return self.latest()
+
+
 class DKPrompt:
     name = "dkprompt"
     label = "DKPROMPT"
@@ -66,47 +78,26 @@ class DKPrompt:
         self.context = context
         self.mode = DKPromptMode.parse(str(context.options.get("dkprompt", "both")))
         self.checker = DKPromptChecker(TextObservationQuestioner(context.model))
+        self.loop: DKPromptLoop | None = None
+
+    def trace(self) -> list[str]:
+        """DKPROMPT's narrative: every check, state change and plan."""
+        if self.loop is None:
+            return []
+        return [f"{e.kind}: {e.text}" for e in self.loop.report.events]
 
     def run(self, episode: Episode) -> None:
-        task = episode.problem
-        observation: str | None = None
-        remaining: list[PlanStep] = []
-        failures = 0
-        replan = True
-        while not episode.finished:
-            if replan or not remaining:
-                result = self.context.planner.solve(task, 60.0)
-                if not result.found or not result.steps:
-                    episode.give_up(f"no plan from the observed state ({result.status.value})")
-                    return
-                remaining, replan = list(result.steps), False
-            step = remaining[0]
-            if self.mode.checks_pre and observation is not None:
-                checked = self.checker.check(task, step, "pre", observation)
-                task = checked.task
-                if checked.mismatches:
-                    replan = True
-                    continue
-            outcome = episode.execute(step)
-            if episode.finished:
-                return
-            if outcome.situation is not None:
-                observation = outcome.situation
-                continue
-            if not outcome.executed:
-                failures += 1
-                if failures >= 3:
-                    episode.give_up(f"{step} failed {failures} times")
-                    return
-                replan = True
-                continue
-            failures = 0
-            remaining.pop(0)
-            task = edits.apply_action(task, step.action, step.args)
-            if self.mode.checks_post and observation is not None:
-                checked = self.checker.check(task, step, "post", observation)
-                task = checked.task
-                replan = bool(checked.mismatches)
+        scene: list[DKPromptLoop] = []
+        self.loop = DKPromptLoop(
+            episode.problem,
+            planner=self.context.planner,
+            checker=self.checker,
+            images=LatestObservation(lambda: scene[0].last_situation if scene else None),
+            mode=self.mode,
+            phrases=ActionPhrases(self.context.spec.phrases),
+        )
+        scene.append(self.loop)
+        run_on_episode(self.loop, episode)
 
 
 METHOD = DKPrompt

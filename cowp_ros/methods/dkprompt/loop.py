@@ -2,9 +2,13 @@
 
     plan -> for each step: [pre] ask its preconditions on the image before it; believe
     the answers; a precondition seen false -> replan from the updated state
-         -> execute (the executor says whether it worked; the state takes the effects)
+         -> execute (the robot says whether it worked; the state takes the effects)
          -> [post] ask its effects on the image after it; believe the answers; an
             effect not seen -> replan from the updated state
+
+`DKPromptLoop` is a task loop (`cowp_ros.cowp.ports.TaskLoop`): COWP's driver runs it on
+a robot like COWP's own loop. The checks before a step happen when the driver asks for
+the next step, the checks after it when the driver reports the step done.
 
 `mode` picks the paper's ablations: `pre` (preconditions only), `post` (effects only),
 `both`. Images come from an `ImageSource`, one per check; a missing image leaves the
@@ -16,12 +20,16 @@ narrative as for COWP and `--report` writes the same JSON.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from cowp_ros.cowp.driver import drive
+from cowp_ros.cowp.events import EventKind
+from cowp_ros.cowp.ports import Phase, Robot
 from cowp_ros.cowp.report import CowpReport
+from cowp_ros.cowp.schedule import ScheduledRobot
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.methods.dkprompt.questions import CheckOutcome, DKPromptChecker, Moment
 from cowp_ros.methods.dkprompt.vision import MIME_BY_SUFFIX, EncodedImage
@@ -58,7 +66,10 @@ class DKPromptMode(enum.Enum):
 class ImageSource(Protocol):
     """The camera image for one check: the `attempt`-th step tried, before or after."""
 
-    def image_for(self, attempt: int, step: PlanStep, moment: Moment) -> EncodedImage | None: ...
+    def image_for(self, attempt: int, step: PlanStep, moment: Moment) -> object | None:
+        """What the vision questioner reads: an `EncodedImage` from the camera (or the
+        scene in words, for a text world); None when there is nothing to look at."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -113,7 +124,6 @@ class DKPromptLoop:
         images: ImageSource,
         mode: DKPromptMode = DKPromptMode.BOTH,
         phrases: ActionPhrases | None = None,
-        executor: Callable[[PlanStep], bool] | None = None,
         report: CowpReport | None = None,
         planner_timeout_s: float = 60.0,
         max_attempts: int = 100,
@@ -124,7 +134,6 @@ class DKPromptLoop:
         self.images = images
         self.mode = mode
         self.phrases = phrases or ActionPhrases({})
-        self.executor = executor or (lambda step: True)
         self.report = report or CowpReport(
             task=task.domain.name,
             description="",
@@ -135,41 +144,104 @@ class DKPromptLoop:
         self.max_attempts = max_attempts
         self.executed: list[PlanStep] = []
         self.replans = 0
+        self.outcome = ""
+        self.last_situation: str | None = None  # the latest sentence the robot reported
+        self._phase = Phase.NOT_PLANNED
         self._remaining: list[PlanStep] = []
+        self._attempt = 0
+        self._checked: PlanStep | None = None  # the next step, its preconditions checked
 
-    def run(self) -> DKPromptRun:
-        if not self._plan("initial plan"):
-            return self._end("no_solution", "the task has no plan")
-        for attempt in range(1, self.max_attempts + 1):
+    # ---- the task loop ----------------------------------------------------------------
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    def plan(self) -> tuple[PlanStep, ...]:
+        if self._plan("initial plan"):
+            self._phase = Phase.EXECUTING
+        else:
+            self._end("no_solution", "the task has no plan")
+        return tuple(self._remaining)
+
+    def next_step(self) -> PlanStep | None:
+        """The next step, once the camera agrees with its preconditions (mode pre)."""
+        while self._phase is Phase.EXECUTING:
+            if self._checked is not None:
+                return self._checked
             if self._goal_reached():
-                return self._end("completed", f"goal reached after {len(self.executed)} step(s)")
+                self._end("completed", f"goal reached after {len(self.executed)} step(s)")
+                break
+            if self._attempt >= self.max_attempts:
+                self._end("gave_up", f"still not at the goal after {self.max_attempts} attempts")
+                break
             if not self._remaining and not self._plan("the plan ran out before the goal"):
-                return self._end("no_solution", "no plan from the state the camera showed")
+                self._end("no_solution", "no plan from the observed state")
+                break
+            self._attempt += 1
             step = self._remaining[0]
             if self.mode.checks_pre:
-                checked = self._check(attempt, step, "pre")
+                checked = self._check(self._attempt, step, "pre")
                 if checked.mismatches:
                     if not self._replan_after(checked, "a precondition is not seen"):
-                        return self._end("no_solution", "no plan from the state the camera showed")
+                        self._end("no_solution", "no plan from the observed state")
                     continue
-            before = self.task
-            ok = self.executor(step)
-            self._remaining.pop(0)
-            if ok:
-                self.task = edits.apply_action(self.task, step.action, step.args)
-                self.executed.append(step)
-            self.report.add(
-                "step", f"{'did' if ok else 'failed'}: {self._say(step)}", step=str(step), ok=ok
-            )
-            if self.mode.checks_post:
-                checked = self._check(attempt, step, "post")
-                if checked.mismatches:
-                    if not self._replan_after(checked, "an effect is not seen"):
-                        return self._end("no_solution", "no plan from the state the camera showed")
-                    continue
-            if not ok and self.task == before and not self._plan(f"{step} failed"):
-                return self._end("no_solution", f"{step} failed and nothing else works")
-        return self._end("gave_up", f"still not at the goal after {self.max_attempts} attempts")
+            self._checked = step
+        return None
+
+    def observe(self, situation: Situation | str) -> None:
+        """DKPROMPT learns what it sees from its images, not from sentences: a situation
+        changes nothing by itself (which is what this method shows next to COWP). It is
+        kept as `last_situation`, for an image source that describes the scene in words
+        (the benchmark's text world)."""
+        self.last_situation = Situation.of(situation).text
+        self.report.add(
+            EventKind.SITUATION,
+            f"saw: {Situation.of(situation).text} (DKPROMPT checks images, not sentences)",
+            situation=Situation.of(situation).text,
+        )
+
+    def step_done(self, success: bool = True) -> None:
+        """The robot did (or failed) the checked step; check its effects (mode post)."""
+        step = self._checked
+        if step is None:
+            raise CowpError("no step is under way")
+        self._checked = None
+        before = self.task
+        self._remaining.pop(0)
+        if success:
+            self.task = edits.apply_action(self.task, step.action, step.args)
+            self.executed.append(step)
+        self.report.add(
+            EventKind.STEP,
+            f"{'did' if success else 'failed'}: {self._say(step)}",
+            step=str(step),
+            ok=success,
+        )
+        if self.mode.checks_post:
+            checked = self._check(self._attempt, step, "post")
+            if checked.mismatches:
+                if not self._replan_after(checked, "an effect is not seen"):
+                    self._end("no_solution", "no plan from the observed state")
+                return
+        if not success and self.task == before and not self._plan(f"{step} failed"):
+            self._end("no_solution", f"{step} failed and nothing else works")
+
+    def describe(self, step: PlanStep) -> str:
+        return self._say(step)
+
+    def explanation(self) -> str:
+        return self.report.explanation
+
+    def finish_report(self) -> CowpReport:
+        return self.report
+
+    def run(self, robot: Robot | None = None) -> DKPromptRun:
+        """Drive the task on `robot` (default: one that does every step it is asked)."""
+        drive(self, robot or ScheduledRobot(()), max_steps=4 * self.max_attempts)
+        if not self.outcome:
+            self._end("gave_up", "the run stopped before the task ended")
+        return DKPromptRun(self.outcome, self.task, list(self.executed), self.replans, self.report)
 
     # ---- internals ------------------------------------------------------------------
 
@@ -179,14 +251,14 @@ class DKPromptLoop:
         when = "before" if moment == "pre" else "after"
         if outcome.image_missing:
             self.report.add(
-                "monitor",
+                EventKind.MONITOR,
                 f"no image {when} {self._say(step)} (attempt {attempt}): nothing checked",
                 method="dkprompt",
                 moment=moment,
             )
         for skipped in outcome.questions.skipped:
             self.report.add(
-                "monitor",
+                EventKind.MONITOR,
                 f"not asked {when} {self._say(step)}: {skipped.literal} ({skipped.reason})",
                 method="dkprompt",
                 moment=moment,
@@ -196,7 +268,7 @@ class DKPromptLoop:
         for check in outcome.checks:
             mark = " (MISMATCH)" if check.mismatch else ""
             self.report.add(
-                "monitor",
+                EventKind.MONITOR,
                 f"asked {when} {self._say(step)}: {check.question.question} -> "
                 f"{check.answer.value}{mark}",
                 method="dkprompt",
@@ -204,7 +276,9 @@ class DKPromptLoop:
                 **check.to_dict(),
             )
         for change in outcome.changes:
-            self.report.add("pddl_change", str(change), change=change.change, fact=str(change.atom))
+            self.report.add(
+                EventKind.PDDL_CHANGE, str(change), change=change.change, fact=str(change.atom)
+            )
         self.task = outcome.task
         return outcome
 
@@ -214,7 +288,7 @@ class DKPromptLoop:
 
     def _plan(self, reason: str) -> bool:
         result = self.planner.solve(self.task, self.planner_timeout_s)
-        self.replans += 1 if self.report.of_kind("plan") else 0
+        self.replans += 1 if self.report.of_kind(EventKind.PLAN) else 0
         if result.found:
             self._remaining = list(result.steps)
             steps = ", ".join(str(s) for s in result.steps) or "nothing left to do"
@@ -222,7 +296,7 @@ class DKPromptLoop:
         else:
             self._remaining = []
             text = f"no plan ({reason}): {result.detail}"
-        self.report.add("plan", text, reason=reason, **result.to_dict())
+        self.report.add(EventKind.PLAN, text, reason=reason, **result.to_dict())
         return result.found
 
     def _goal_reached(self) -> bool:
@@ -231,8 +305,12 @@ class DKPromptLoop:
     def _say(self, step: PlanStep) -> str:
         return self.phrases.describe(step, self.task)
 
-    def _end(self, outcome: str, why: str) -> DKPromptRun:
-        self.report.add("outcome", f"{outcome}: {why}", outcome=outcome)
+    def _end(self, outcome: str, why: str) -> None:
+        self.outcome = outcome
+        self._phase = Phase.COMPLETED if outcome == "completed" else Phase.NO_SOLUTION
+        self._remaining = []
+        self._checked = None
+        self.report.add(EventKind.OUTCOME, f"{outcome}: {why}", outcome=outcome)
         self.report.outcome = outcome
         self.report.explanation = why
         usage = getattr(self.checker.questioner, "usage", None)
@@ -243,7 +321,6 @@ class DKPromptLoop:
                 "completion_tokens": usage.completion_tokens,
                 "seconds": round(usage.seconds, 3),
             }
-        return DKPromptRun(outcome, self.task, list(self.executed), self.replans, self.report)
 
 
 __all__ = ["DKPromptLoop", "DKPromptMode", "DKPromptRun", "ImageDirectory", "ImageSource"]

@@ -52,7 +52,8 @@ class Answer(enum.Enum):
 class VisualQuestioner(Protocol):
     """Asks several yes/no questions about one image in one call."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def ask(self, questions: Sequence[str], image: object | None) -> list[Answer]:
         """One answer per question, in order (SKIP where it said neither)."""

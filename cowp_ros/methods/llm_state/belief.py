@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from cowp_ros.cowp.predicates import PredicateGenerator, SituationFact
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.methods.llm_state.calls import RejectedCall, ToolCall, parse_tool_calls
 from cowp_ros.pddl import PlanningTask
@@ -259,9 +260,9 @@ class BeliefPredicates(PredicateGenerator):
         self.tracker = tracker
 
     def generate(
-        self, situation: str, task: PlanningTask, focus: Sequence[str] = ()
+        self, situation: Situation | str, task: PlanningTask, focus: Sequence[str] = ()
     ) -> SituationFact:
-        meant = self.tracker.belief.situations().get(situation)
+        meant = self.tracker.belief.situations().get(Situation.of(situation).text)
         if meant is None or meant[0] not in task.objects:
             return super().generate(situation, task, focus)
         fact = super().generate(situation, task, [meant[0], *focus])

@@ -1,28 +1,28 @@
 """COWP with LLM-State in front of the monitor: situations pass through the belief.
 
-Like `cowp.execute_with_situations` (every step succeeds; each scheduled situation is
-raised when due), except that a situation first goes to the `LLMStateTracker`: the
-model edits the belief, and the loop observes the belief's new sentences ("the cup is
-dirty", about the object the belief names) instead of the raw text. When the model
-changed nothing the raw text is observed, so a silent model never hides a situation.
-After every step the outcome goes to the tracker too, so attributes can follow actions.
-The belief updates (applied and refused calls) are reported as `predicate` events.
+`BeliefLoop` is a task loop the driver runs like COWP's own: a situation first goes to
+the `LLMStateTracker`, the model edits the belief, and COWP observes the belief's new
+sentences ("the cup is dirty", about the object the belief names) instead of the raw
+text. When the model changed nothing the raw text is observed, so a silent model never
+hides a situation. Step outcomes go to the tracker too (failures always; successes when
+`tell_successes`, so attributes can follow actions), and every belief update (applied
+and refused calls) is reported as a `predicate` event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from cowp_ros.cowp.loop import OpenWorldPlanner, Phase, ScheduledSituation
-from cowp_ros.cowp.prompts import sentence
+from cowp_ros.cowp.events import EventKind
+from cowp_ros.cowp.loop import OpenWorldPlanner, Reaction
+from cowp_ros.cowp.ports import Phase
 from cowp_ros.cowp.report import CowpReport
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.methods.llm_state.belief import (
     Belief,
     BeliefPredicates,
     LLMStateTracker,
     StateUpdate,
 )
-from cowp_ros.tasks.phrases import ActionPhrases
+from cowp_ros.planning import PlanStep
 
 
 def attach_llm_state(loop: OpenWorldPlanner) -> LLMStateTracker:
@@ -35,12 +35,15 @@ def attach_llm_state(loop: OpenWorldPlanner) -> LLMStateTracker:
     return tracker
 
 
-def _report_update(report: CowpReport, update: StateUpdate) -> None:
+def report_update(report: CowpReport, update: StateUpdate) -> None:
+    """The belief's applied and refused calls, as `predicate` events."""
     for call in update.applied:
-        report.add("predicate", f"belief: {call} (LLM-State)", method="llm_state", call=str(call))
+        report.add(
+            EventKind.PREDICATE, f"belief: {call} (LLM-State)", method="llm_state", call=str(call)
+        )
     for refused in update.rejected:
         report.add(
-            "predicate",
+            EventKind.PREDICATE,
             f"belief: refused {refused.shown} ({refused.reason})",
             method="llm_state",
             refused=refused.shown,
@@ -48,49 +51,59 @@ def _report_update(report: CowpReport, update: StateUpdate) -> None:
         )
 
 
-def execute_with_belief(
-    loop: OpenWorldPlanner,
-    tracker: LLMStateTracker,
-    schedule: Sequence[ScheduledSituation],
-    *,
-    phrases: ActionPhrases | None = None,
-    max_steps: int = 200,
-) -> CowpReport:
-    """Plan, execute every step as succeeding, route situations through the belief."""
-    if loop.phase is Phase.NOT_PLANNED:
-        loop.plan()
-    observed: set[str] = set()
-    pending = list(schedule)
-    for _ in range(max_steps):
-        step = loop.next_step()
-        if step is None:
-            break
-        due = [s for s in pending if s.due(step, len(loop.executed_steps))]
-        for situation in due:
-            pending.remove(situation)
-            update = tracker.observe_situation(situation.text)
-            _report_update(loop.report, update)
-            fresh = [s for s in tracker.situations() if s not in observed]
-            if not fresh:
-                fresh = [situation.text]
-            for text in fresh:
-                observed.add(text)
-                loop.observe(text)
-        if due:
-            continue
-        described = f"{(phrases or loop.phrases).describe(step, loop.task)} {step}"
-        loop.step_done(True)
-        _report_update(loop.report, tracker.observe_outcome(step, True, described))
-    for situation in pending:
-        loop.report.add(
-            "situation",
-            f"never raised: {sentence(situation.text)} (its step did not come)",
-            situation=situation.text,
-            raised=False,
-        )
-    report = loop.finish_report()
-    report.usage = {**report.usage, "belief": tracker.belief.to_dict()}
-    return report
+class BeliefLoop:
+    """COWP's loop seen through an LLM-kept object belief (a `TaskLoop`)."""
+
+    def __init__(self, loop: OpenWorldPlanner, *, tell_successes: bool = True) -> None:
+        self.loop = loop
+        self.tracker = attach_llm_state(loop)
+        self.report = loop.report
+        self.tell_successes = tell_successes
+        self._observed: set[str] = set()
+
+    @property
+    def phase(self) -> Phase:
+        return self.loop.phase
+
+    def plan(self) -> tuple[PlanStep, ...]:
+        return self.loop.plan()
+
+    def next_step(self) -> PlanStep | None:
+        return self.loop.next_step()
+
+    def describe(self, step: PlanStep) -> str:
+        return self.loop.describe(step)
+
+    def explanation(self) -> str:
+        return self.loop.explanation()
+
+    def observe(self, situation: Situation | str) -> Reaction:
+        """The situation goes to the belief; COWP observes what the belief says now."""
+        seen = Situation.of(situation)
+        report_update(self.report, self.tracker.observe_situation(seen.text))
+        fresh = [s for s in self.tracker.situations() if s not in self._observed]
+        said: list[Situation] = [Situation(text) for text in fresh] or [seen]
+        reaction = Reaction.FEASIBLE
+        for sentence in said:
+            self._observed.add(sentence.text)
+            reaction = self.loop.observe(sentence)
+        return reaction
+
+    def step_done(self, success: bool = True) -> Reaction:
+        step = self.loop.next_step()
+        described = f"{self.loop.describe(step)} {step}" if step is not None else ""
+        if not success and step is not None:
+            report_update(self.report, self.tracker.observe_outcome(step, False, described))
+        reaction = self.loop.step_done(success)
+        if success and self.tell_successes and step is not None:
+            report_update(self.report, self.tracker.observe_outcome(step, True, described))
+        return reaction
+
+    def finish_report(self) -> CowpReport:
+        """COWP's report, with the belief as it ended under `usage["belief"]`."""
+        report = self.loop.finish_report()
+        report.usage = {**report.usage, "belief": self.tracker.belief.to_dict()}
+        return report
 
 
-__all__ = ["attach_llm_state", "execute_with_belief"]
+__all__ = ["BeliefLoop", "attach_llm_state", "report_update"]

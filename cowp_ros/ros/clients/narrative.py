@@ -10,14 +10,9 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-PHASE_MARKS = {
-    "planning": "plan",
-    "monitoring": "check",
-    "acquiring": "learn",
-    "executing": "do",
-    "done": "end",
-}
-"""Short marks, so the events line up after them."""
+from cowp_ros.cowp.events import FeedbackPhase
+
+_PHASES = {phase.value: phase for phase in FeedbackPhase}
 
 
 class Narrator:
@@ -31,10 +26,11 @@ class Narrator:
         if key == self._last:
             return None
         self._last = key
-        mark = PHASE_MARKS.get(feedback.phase, feedback.phase)
+        phase = _PHASES.get(feedback.phase)
+        mark = phase.mark if phase is not None else feedback.phase
         step = (
             f" {feedback.step_index + 1}/{len(feedback.plan) + feedback.step_index}"
-            if (feedback.phase == "executing" and feedback.step_index >= 0)
+            if (phase is FeedbackPhase.EXECUTING and feedback.step_index >= 0)
             else ""
         )
         return f"  [{mark:>5}{step}] {feedback.last_event}"

@@ -18,32 +18,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from enum import Enum
+from typing import Any
 
 import rclpy
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
+from rclpy.action.client import ClientGoalHandle
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.task import Future
 
 from cowp_interfaces.action import RunTask
+from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
-
-RUN_TASK_ACTION = "/cowp/run_task"
-
-
-class Outcome(Enum):
-    COMPLETED = "completed"
-    NO_SOLUTION = "no_solution"
-    ABORTED = "aborted"
-    CANCELED = "canceled"
-
-    @classmethod
-    def parse(cls, text: str) -> Outcome:
-        try:
-            return cls(text)
-        except ValueError:
-            return cls.ABORTED
+from cowp_ros.ros.names import RUN_TASK_ACTION
 
 
 @dataclass(frozen=True)
@@ -70,9 +58,9 @@ class TaskClient:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.action_name = action_name
-        self.client = ActionClient(self.node, RunTask, action_name)
-        self._goal_handle = None
-        self._result_future = None
+        self.client: ActionClient[Any, Any, Any] = ActionClient(self.node, RunTask, action_name)
+        self._goal_handle: ClientGoalHandle[Any, Any, Any] | None = None
+        self._result_future: Future[Any] | None = None
         self._feedback: list[RunTask.Feedback] = []
         self._read = 0  # feedback messages already handed out by get_feedback()
 
@@ -144,6 +132,8 @@ class TaskClient:
                 if time.monotonic() - gone_since > server_gone_after_s:
                     return self._aborted("the task manager went away mid-task")
         response = self._result_future.result()
+        if response is None:
+            return self._aborted("the task manager sent no result")
         result = response.result
         outcome = Outcome.parse(result.outcome)
         if response.status == GoalStatus.STATUS_CANCELED:

@@ -20,7 +20,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -29,9 +28,10 @@ from rclpy.node import Node
 
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
-from cowp_ros.errors import CowpError
 from cowp_ros.resources import share_path
+from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
+from cowp_ros.ros.parameters import Param, declare_parameters, positive
 from cowp_ros.ros.skill_backends.common import Timeouts
 from cowp_ros.ros.skill_backends.factory import (
     ARM_CHOICES,
@@ -48,48 +48,65 @@ from cowp_ros.skills.runner import SkillRunner
 from cowp_ros.skills.skill_map import load_skill_map
 from cowp_ros.skills.world import World
 
-CURRENT_STEP_TOPIC = "/cowp/current_step"
-
-# name -> (default, description); config/executor.yaml holds the same defaults.
-PARAMETERS: dict[str, tuple[Any, str]] = {
-    "profile": (
+# The node's parameters; config/executor.yaml shows the same defaults.
+PARAMETERS = (
+    Param(
+        "profile",
         "sim",
         f"robot profile ({', '.join(PROFILES)}): what the 'auto' backends become",
     ),
-    "base_backend": (
+    Param(
+        "base_backend",
         "auto",
         f"base backend ({', '.join(BASE_CHOICES)}); auto = nav2 on the robot profile, "
         "topic otherwise",
     ),
-    "arm_backend": (
+    Param(
+        "arm_backend",
         "auto",
         f"arm backend ({', '.join(ARM_CHOICES)}); auto = action (FollowJointTrajectory) "
         "outside sim when control_msgs imports, topic otherwise",
     ),
-    "gripper_backend": (
+    Param(
+        "gripper_backend",
         "auto",
         f"gripper backend ({', '.join(GRIPPER_CHOICES)}); auto = action (GripperCommand) "
         "outside sim when control_msgs imports, topic otherwise",
     ),
-    "robot_config": ("", "robot contract YAML ('' = config/robot.yaml)"),
-    "skills_config": ("", "PDDL action -> skill YAML ('' = config/skills.yaml)"),
-    "server_timeout_s": (
+    Param("robot_config", "", "robot contract YAML ('' = config/robot.yaml)"),
+    Param("skills_config", "", "PDDL action -> skill YAML ('' = config/skills.yaml)"),
+    Param(
+        "server_timeout_s",
         5.0,
         "seconds to wait for an action server or a command topic's subscriber",
+        positive,
     ),
-    "topic_timeout_s": (
+    Param(
+        "topic_timeout_s",
         3.0,
         "seconds of silence on a state topic (odometry, joint states, detections) that fail a step",
+        positive,
     ),
-    "navigate_timeout_s": (120.0, "seconds a drive to a named location may take"),
-    "arm_timeout_margin_s": (10.0, "seconds an arm move may take beyond its planned duration"),
-    "gripper_timeout_s": (10.0, "seconds a gripper open or close may take"),
-    "detect_timeout_s": (5.0, "seconds a find step waits for the detector to see its object"),
-    "verify_detections": (
+    Param("navigate_timeout_s", 120.0, "seconds a drive to a named location may take", positive),
+    Param(
+        "arm_timeout_margin_s",
+        10.0,
+        "seconds an arm move may take beyond its planned duration",
+        positive,
+    ),
+    Param("gripper_timeout_s", 10.0, "seconds a gripper open or close may take", positive),
+    Param(
+        "detect_timeout_s",
+        5.0,
+        "seconds a find step waits for the detector to see its object",
+        positive,
+    ),
+    Param(
+        "verify_detections",
         False,
         "find steps wait for a detection of their object (true) or just go and look (false)",
     ),
-}
+)
 
 
 class SkillExecutor(Node):
@@ -97,14 +114,7 @@ class SkillExecutor(Node):
 
     def __init__(self, **node_kwargs: Any) -> None:
         super().__init__("executor", **node_kwargs)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description))
-        value = {name: self.get_parameter(name).value for name in PARAMETERS}
-
-        for name in PARAMETERS:
-            timed = name.endswith("_timeout_s") or name == "arm_timeout_margin_s"
-            if timed and (not isinstance(value[name], (int, float)) or value[name] <= 0):
-                raise CowpError(f"parameter {name} must be a number > 0, got {value[name]!r}")
+        value = declare_parameters(self, PARAMETERS)
         robot_path = Path(value["robot_config"] or share_path("config", "robot.yaml"))
         skills_path = Path(value["skills_config"] or share_path("config", "skills.yaml"))
         self.robot = load_robot_config(robot_path)

@@ -8,39 +8,32 @@ response that says so (`status: error`), never in a dead service.
 
 from __future__ import annotations
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 
 from cowp_interfaces.srv import Plan
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PLANNER_NAMES, Planner, make_planner
-from cowp_ros.ros.conversions import steps_to_msgs
+from cowp_ros.ros.conversions import put_plan_result
+from cowp_ros.ros.names import PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
+from cowp_ros.ros.parameters import Param, declare_parameters, positive
 from cowp_ros.tasks import get_task
+
+PARAMETERS = (
+    Param("planner", "pyperplan", f"planner backend: {', '.join(PLANNER_NAMES)}"),
+    Param("timeout_s", 60.0, "default planning deadline (a request may set its own)", positive),
+)
 
 
 class PlannerNode(Node):
     def __init__(self) -> None:
         super().__init__("planner")
-        self.declare_parameter(
-            "planner",
-            "pyperplan",
-            ParameterDescriptor(description=f"planner backend: {', '.join(PLANNER_NAMES)}"),
-        )
-        self.declare_parameter(
-            "timeout_s",
-            60.0,
-            ParameterDescriptor(
-                description="default planning deadline (a request may set its own)"
-            ),
-        )
-        self.planner: Planner = make_planner(self.get_parameter("planner").value)
-        self.default_timeout_s = float(self.get_parameter("timeout_s").value)
-        if self.default_timeout_s <= 0:
-            raise CowpError(f"parameter timeout_s must be > 0, not {self.default_timeout_s}")
-        self.create_service(Plan, "/cowp/plan", self.on_plan)
-        self.get_logger().info(f"planning with {self.planner.name} on /cowp/plan")
+        params = declare_parameters(self, PARAMETERS)
+        self.planner: Planner = make_planner(params["planner"])
+        self.default_timeout_s = float(params["timeout_s"])
+        self.create_service(Plan, PLAN_SERVICE, self.on_plan)
+        self.get_logger().info(f"planning with {self.planner.name} on {PLAN_SERVICE}")
 
     def on_plan(self, request: Plan.Request, response: Plan.Response) -> Plan.Response:
         response.planner = self.planner.name
@@ -52,11 +45,7 @@ class PlannerNode(Node):
             response.success, response.status, response.message = False, "error", str(err)
             self.get_logger().warning(f"plan request failed: {err}")
             return response
-        response.success = result.found
-        response.status = result.status.value
-        response.steps = steps_to_msgs(result.steps)
-        response.planning_time_s = float(result.seconds)
-        response.message = result.detail
+        put_plan_result(response, result)
         return response
 
     @staticmethod

@@ -17,7 +17,6 @@ from pathlib import Path
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
 from std_msgs.msg import Float64MultiArray
@@ -26,68 +25,57 @@ from trajectory_msgs.msg import JointTrajectory
 from cowp_interfaces.msg import PlanStep, Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.resources import share_path
+from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
+from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
 from cowp_ros.sim.camera_images import load_camera_image
 from cowp_ros.sim.fake_robot import ArmSim, BaseSim, GripperSim
 from cowp_ros.sim.scenario import EventTrigger, Scenario, load_scenario
 from cowp_ros.skills.config import RobotConfig, load_robot_config
 
+PARAMETERS = (
+    Param("scenario", "serve_water_dirty_cup", "scenario name in config/scenarios/ or a YAML path"),
+    Param("robot_config", "", "robot YAML ('' = config/robot.yaml)"),
+    Param("rate_hz", 20.0, "motion, odometry and joint-state rate", positive),
+    Param("camera_rate_hz", 2.0, "wrist camera frame rate", positive),
+    Param("publish_camera", True, "stream the scenario's images on the camera topic"),
+    Param("scenario_events", True, "publish the scenario's situations (off for replay)"),
+    Param(
+        "perceive_delay_s",
+        0.5,
+        "time from a step's start to its situation report",
+        at_least(0.0),
+    ),
+    Param(
+        "start_location",
+        "charging_dock",
+        "named location the base starts at ('' = the origin)",
+    ),
+)
+
 
 class SimWorld(Node):
     def __init__(self) -> None:
         super().__init__("sim_world")
-        self.declare_parameter(
-            "scenario",
-            "serve_water_dirty_cup",
-            ParameterDescriptor(description="scenario name in config/scenarios/ or a YAML path"),
-        )
-        self.declare_parameter(
-            "robot_config",
-            "",
-            ParameterDescriptor(description="robot YAML ('' = config/robot.yaml)"),
-        )
-        self.declare_parameter(
-            "rate_hz", 20.0, ParameterDescriptor(description="motion and joint-state rate")
-        )
-        self.declare_parameter(
-            "camera_rate_hz", 2.0, ParameterDescriptor(description="wrist camera frame rate")
-        )
-        self.declare_parameter(
-            "publish_camera", True, ParameterDescriptor(description="stream scenario images")
-        )
-        self.declare_parameter(
-            "scenario_events",
-            True,
-            ParameterDescriptor(description="publish the scenario's situations (off for replay)"),
-        )
-        self.declare_parameter(
-            "perceive_delay_s",
-            0.5,
-            ParameterDescriptor(description="time from a step's start to its situation report"),
-        )
-        self.declare_parameter(
-            "start_location",
-            "",
-            ParameterDescriptor(description="named location the base starts at ('' = origin)"),
-        )
+        params = declare_parameters(self, PARAMETERS)
 
-        scenario_name = self.get_parameter("scenario").value
-        robot_path = self.get_parameter("robot_config").value
+        scenario_name = params["scenario"]
+        robot_path = params["robot_config"]
         self.scenario: Scenario = load_scenario(scenario_name)
         self.robot: RobotConfig = load_robot_config(
             Path(robot_path) if robot_path else share_path("config", "robot.yaml")
         )
         sim_hints = self.robot.sim
         self.trigger = EventTrigger(self.scenario.events)
-        self.events_enabled = bool(self.get_parameter("scenario_events").value)
-        self.perceive_delay_s = float(self.get_parameter("perceive_delay_s").value)
+        self.events_enabled = params["scenario_events"]
+        self.perceive_delay_s = params["perceive_delay_s"]
         self.pending_situations: list[tuple[float, Situation]] = []
 
         self.base = BaseSim(
             speed_mps=float(sim_hints.get("base_speed_m_s", 0.5)),
             turn_rate_rps=float(sim_hints.get("base_turn_speed_rad_s", 1.0)),
         )
-        start = self.get_parameter("start_location").value
+        start = params["start_location"]
         if start:
             if start not in self.robot.base.locations:
                 raise CowpError(
@@ -106,7 +94,7 @@ class SimWorld(Node):
 
         self.odom_pub = self.create_publisher(Odometry, self.robot.base.odom_topic, 10)
         self.joint_pub = self.create_publisher(JointState, self.robot.arm.joint_states_topic, 10)
-        self.situation_pub = self.create_publisher(Situation, "/cowp/situations", 10)
+        self.situation_pub = self.create_publisher(Situation, SITUATIONS_TOPIC, 10)
         self.create_subscription(PoseStamped, self.robot.base.goal_topic, self.on_base_goal, 10)
         self.create_subscription(
             JointTrajectory, self.robot.arm.trajectory_topic, self.on_trajectory, 10
@@ -114,19 +102,17 @@ class SimWorld(Node):
         self.create_subscription(
             Float64MultiArray, self.robot.gripper.command_topic, self.on_gripper_command, 10
         )
-        self.create_subscription(PlanStep, "/cowp/current_step", self.on_step, 10)
+        self.create_subscription(PlanStep, CURRENT_STEP_TOPIC, self.on_step, 10)
 
-        self.dt = 1.0 / float(self.get_parameter("rate_hz").value)
+        self.dt = 1.0 / params["rate_hz"]
         self.create_timer(self.dt, self.tick)
-        if self.get_parameter("publish_camera").value:
+        if params["publish_camera"]:
             self.camera_pub = self.create_publisher(Image, self.robot.camera.image_topic, 2)
             self.frames = [load_camera_image(ref) for ref in self.scenario.camera_images]
             for _, origin in self.frames:
                 self.get_logger().info(f"camera image: {origin}")
             self.frame_index = 0
-            self.create_timer(
-                1.0 / float(self.get_parameter("camera_rate_hz").value), self.publish_frame
-            )
+            self.create_timer(1.0 / params["camera_rate_hz"], self.publish_frame)
         self.get_logger().info(
             f"scenario '{self.scenario.name}' for task '{self.scenario.task}': "
             f"{len(self.scenario.objects)} objects, {len(self.scenario.events)} events"

@@ -26,7 +26,6 @@ import time
 from typing import Any
 
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
@@ -45,54 +44,74 @@ from cowp_ros.perception.situations import (
     Target,
     situations_in_frame,
 )
+from cowp_ros.ros.names import (
+    ANNOTATED_IMAGE_TOPIC,
+    CURRENT_STEP_TOPIC,
+    DETECTIONS_TOPIC,
+    SITUATIONS_TOPIC,
+    WRIST_CAMERA_INFO_TOPIC,
+    WRIST_IMAGE_TOPIC,
+)
 from cowp_ros.ros.node_main import run_node
+from cowp_ros.ros.parameters import Param, declare_parameters
 
-# name -> (default, description); config/situation_detector.yaml holds the same defaults.
-PARAMETERS: dict[str, tuple[Any, str]] = {
-    "image_topic": ("/wrist_camera/image_raw", "wrist camera images (sensor_msgs/Image)"),
-    "image_qos": (
+# The node's parameters; config/situation_detector.yaml shows the same defaults.
+PARAMETERS = (
+    Param("image_topic", WRIST_IMAGE_TOPIC, "wrist camera images (sensor_msgs/Image)"),
+    Param(
+        "image_qos",
         "reliable",
         "image subscription reliability: reliable | best_effort (for sensor-data QoS drivers)",
     ),
-    "camera_info_topic": (
-        "/wrist_camera/camera_info",
+    Param(
+        "camera_info_topic",
+        WRIST_CAMERA_INFO_TOPIC,
         "camera info, for the frame_id of images without one ('' = do not subscribe)",
     ),
-    "current_step_topic": ("/cowp/current_step", "the plan step being executed (PlanStep)"),
-    "detections_topic": ("/cowp/detections", "published detections (DetectionArray)"),
-    "annotated_topic": ("/cowp/detections/image", "annotated image for rviz ('' = off)"),
-    "situations_topic": ("/cowp/situations", "published situations (Situation)"),
-    "backend": ("ultralytics", f"detector backend: {' | '.join(BACKENDS)}"),
-    "model": (
+    Param("current_step_topic", CURRENT_STEP_TOPIC, "the plan step being executed (PlanStep)"),
+    Param("detections_topic", DETECTIONS_TOPIC, "published detections (DetectionArray)"),
+    Param("annotated_topic", ANNOTATED_IMAGE_TOPIC, "annotated image for rviz ('' = off)"),
+    Param("situations_topic", SITUATIONS_TOPIC, "published situations (Situation)"),
+    Param("backend", "ultralytics", f"detector backend: {' | '.join(BACKENDS)}"),
+    Param(
+        "model",
         "",
         "model file ('' = the COCO YOLOv3-tiny that make setup provisions; or any "
         "ultralytics model on disk; never downloaded)",
     ),
-    "imgsz": (416, "inference size in pixels, a multiple of 32 (320 faster, 640 finer)"),
-    "confidence_threshold": (0.25, "detections below this confidence are ignored (0..1)"),
-    "threads": (0, "onnxruntime threads (0 = one per core); the ultralytics backend ignores it"),
-    "max_rate_hz": (
+    Param("imgsz", 416, "inference size in pixels, a multiple of 32 (320 faster, 640 finer)"),
+    Param("confidence_threshold", 0.25, "detections below this confidence are ignored (0..1)"),
+    Param(
+        "threads", 0, "onnxruntime threads (0 = one per core); the ultralytics backend ignores it"
+    ),
+    Param(
+        "max_rate_hz",
         10.0,
         "most frames detected per second; newer frames replace older (0 = no cap)",
     ),
-    "target_class": (
+    Param(
+        "target_class",
         "",
         "detector class to watch whatever the plan step ('' = the current step's object)",
     ),
-    "object_classes": (
+    Param(
+        "object_classes",
         list(DEFAULT_OBJECT_CLASSES),
         "PDDL object (or name without _N) = detector class, e.g. mug=cup; unlisted names map "
         "to themselves without the _N suffix, underscores as spaces",
     ),
-    "window_frames": (5, "situations are judged over this many recent frames"),
-    "min_frames": (3, "frames of the window a situation must hold in before it is reported"),
-    "occupied_min_inside": (
+    Param("window_frames", 5, "situations are judged over this many recent frames"),
+    Param("min_frames", 3, "frames of the window a situation must hold in before it is reported"),
+    Param(
+        "occupied_min_inside",
         0.6,
         "share of another object's box inside the target's box that counts as 'in it' (0..1)",
     ),
-    "situation_source": ("detector", "the source field of published situations"),
-    "stats_period_s": (30.0, "seconds between log lines with frame rate and drops (0 = never)"),
-}
+    Param("situation_source", "detector", "the source field of published situations"),
+    Param(
+        "stats_period_s", 30.0, "seconds between log lines with frame rate and drops (0 = never)"
+    ),
+)
 
 
 class SituationDetector(Node):
@@ -109,9 +128,7 @@ class SituationDetector(Node):
         self.frames_dropped = 0
         self.frames_detected = 0
         self._worker = threading.Thread(target=self._detect_loop, name="detector", daemon=True)
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=description))
-        value = {name: self.get_parameter(name).value for name in PARAMETERS}
+        value = declare_parameters(self, PARAMETERS)
         self._validate(value)
 
         self.detector = create_detector(

@@ -1,29 +1,34 @@
 """task_manager: the `RunTask` action server that runs COWP across the graph.
 
-For each goal it drives the core's `OpenWorldPlanner` (cowp_ros.cowp.loop) with planner and
-commonsense collaborators that are the `planner` and `commonsense` nodes' services, and
-executes each step through the executor's `ExecuteSkill` action. Situations arrive on
-`/cowp/situations` from whatever saw them (the camera detector, the simulation, a bag,
-a person with `ros2 topic pub`) and are handed to the loop before the next step, which
-is when COWP's Plan Monitor checks the remaining plan.
+For each goal it runs the core's `OpenWorldPlanner` on COWP's driver
+(`cowp_ros.cowp.driver.drive`), the same loop and driver as `cowp run` and the
+benchmark. Only the ports differ: the planner and the reasoning are the `planner` and
+`commonsense` nodes' services (`cowp_ros.ros.clients`), and the robot is `GraphRobot`,
+which executes each step through the executor's `ExecuteSkill` action and reports the
+situations that arrived on `/cowp/situations` from whatever saw them (the camera
+detector, the simulation, a bag, a person with `ros2 topic pub`). They wait in a
+bounded, deduplicated inbox and reach the loop before the next step, which is when
+COWP's Plan Monitor checks the remaining plan.
 
 The feedback is the narrative a person reads: phase, current plan, step index, event.
-Every failure ends the goal with an outcome and an explanation that says what failed
-(a node that died, a step the robot could not do, no solution); nothing hangs. A JSON
-report of every question, PDDL change and plan is written for each run.
+A cancel is honoured at once, also while the commonsense node is thinking or a skill
+is running: every wait of the run watches the run's cancel token. Every failure ends
+the goal with an outcome and an explanation that says what failed (a node that died, a
+step the robot could not do, no solution); nothing hangs. A JSON report of every
+question, PDDL change and plan is written for each run, whatever its outcome; a
+shutdown (Ctrl-C) ends the run in flight with a result rather than dropping it.
 """
 
 from __future__ import annotations
 
 import json
-import queue
 import threading
 import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -32,119 +37,127 @@ from rclpy.node import Node
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import PlanStep as PlanStepMsg
-from cowp_interfaces.msg import Situation
-from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Phase, Reaction
-from cowp_ros.cowp.report import Event
+from cowp_interfaces.msg import Situation as SituationMsg
+from cowp_ros.cowp.cancel import CancelToken
+from cowp_ros.cowp.driver import (
+    DriveEnd,
+    DriveListener,
+    DriveResult,
+    Outcome,
+    RetryPolicy,
+    drive,
+)
+from cowp_ros.cowp.events import FeedbackPhase
+from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
+from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
+from cowp_ros.cowp.ports import StepOutcome
+from cowp_ros.cowp.report import Event, strict_json
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import edits
 from cowp_ros.planning import PlanStep
-from cowp_ros.ros.clients.remote_reasoning import PhaseClock, RemoteCommonsense, RemotePlanner
-from cowp_ros.ros.conversions import step_to_msg, steps_to_msgs
+from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
+from cowp_ros.ros.clients.phase_clock import PhaseClock
+from cowp_ros.ros.clients.planner_client import PlannerClient
+from cowp_ros.ros.conversions import situation_from_msg, step_to_msg, steps_to_msgs
+from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
+from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
+from cowp_ros.ros.waiting import run_action
 from cowp_ros.tasks import TaskSpec, get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 
-EXECUTE_SKILL_ACTION = "/cowp/execute_skill"
+PARAMETERS = (
+    Param(
+        "present_objects",
+        [""],
+        "objects present besides the task's own ([''] = the whole problem's pool); the "
+        "acquirer only considers these",
+    ),
+    Param("report_dir", "build/reports", "where each run's JSON report is written"),
+    Param("planner_timeout_s", 60.0, "one planning call", positive),
+    Param("commonsense_timeout_s", 600.0, "one monitor or acquirer request", positive),
+    Param("step_timeout_s", 300.0, "one executed step", positive),
+    Param(
+        "max_step_retries",
+        1,
+        "a failed step is replanned and tried again this many times in a row; the next "
+        "failure in a row aborts the run",
+        at_least(0),
+    ),
+    Param(
+        "max_waiting_situations",
+        10,
+        "situations waiting for the loop at once (more are dropped, the report counts them)",
+        at_least(1),
+    ),
+    Param(
+        "max_situations_per_task",
+        20,
+        "distinct situations given to the loop in one run (more are dropped and counted)",
+        at_least(1),
+    ),
+    Param(
+        "max_situation_rate_hz",
+        2.0,
+        "situations accepted per second on average (a flood is dropped and counted)",
+        positive,
+    ),
+    Param(
+        "shutdown_grace_s",
+        5.0,
+        "on shutdown, how long the run in flight has to end and send its result",
+        positive,
+    ),
+)
 
-
-EVENT_PHASES = {
-    "plan": "planning",
-    "situation": "monitoring",
-    "monitor": "monitoring",
-    "predicate": "monitoring",
-    "pddl_change": "",  # told in the phase of the change it belongs to
-    "acquirer": "acquiring",
-    "selection": "acquiring",
-    "learned": "acquiring",
-}
-REACTION_TEXT = {
-    Reaction.FEASIBLE: "the plan still works: keeping it",
-    Reaction.REPLANNED: "changed the plan",
-    Reaction.ACQUIRED: "changed the plan with what was learned",
-    Reaction.NO_SOLUTION: "no plan is left",
-}
-
-
-class GoalCanceledError(Exception):
-    """The client canceled the goal; unwinds the run to a CANCELED result."""
-
-
-@dataclass
-class RunOutcome:
-    outcome: str  # completed | no_solution | aborted | canceled
-    explanation: str
+EXECUTOR_WAIT_S = 10.0
+"""How long a run waits for the executor's action server to appear."""
 
 
 class TaskManager(Node):
     def __init__(self) -> None:
         super().__init__("task_manager")
-        self.declare_parameter(
-            "present_objects",
-            [""],
-            ParameterDescriptor(
-                description="objects present besides the task's own ([''] = the whole "
-                "problem's pool); the acquirer only considers these"
-            ),
+        self.params = declare_parameters(self, PARAMETERS)
+        self.present = [o for o in self.params["present_objects"] if o]
+        self.report_dir = Path(self.params["report_dir"])
+        self.inbox = SituationInbox(
+            InboxLimits(
+                max_waiting=self.params["max_waiting_situations"],
+                max_per_run=self.params["max_situations_per_task"],
+                max_per_s=self.params["max_situation_rate_hz"],
+            )
         )
-        self.declare_parameter(
-            "report_dir",
-            "build/reports",
-            ParameterDescriptor(description="where each run's JSON report is written"),
-        )
-        self.declare_parameter(
-            "planner_timeout_s", 60.0, ParameterDescriptor(description="one planning call")
-        )
-        self.declare_parameter(
-            "commonsense_timeout_s",
-            600.0,
-            ParameterDescriptor(description="one monitor or acquirer request (many questions)"),
-        )
-        self.declare_parameter(
-            "step_timeout_s", 300.0, ParameterDescriptor(description="one executed step")
-        )
-        self.declare_parameter(
-            "max_step_retries",
-            1,
-            ParameterDescriptor(description="replans after failed steps before giving up"),
-        )
-        self.present = [o for o in self.get_parameter("present_objects").value if o]
-        self.report_dir = Path(self.get_parameter("report_dir").value)
-        self.planner_timeout_s = float(self.get_parameter("planner_timeout_s").value)
-        self.commonsense_timeout_s = float(self.get_parameter("commonsense_timeout_s").value)
-        self.step_timeout_s = float(self.get_parameter("step_timeout_s").value)
-        self.max_step_retries = int(self.get_parameter("max_step_retries").value)
-        for name in ("planner_timeout_s", "commonsense_timeout_s", "step_timeout_s"):
-            if float(self.get_parameter(name).value) <= 0:
-                raise CowpError(f"parameter {name} must be > 0")
-
-        group = ReentrantCallbackGroup()
-        # (text, seconds since the step in progress started): the perceive time.
-        self.situations: queue.Queue[tuple[str, float]] = queue.Queue()
         self.step_started_at = time.monotonic()
+        group = ReentrantCallbackGroup()
         self.create_subscription(
-            Situation, "/cowp/situations", self.on_situation, 20, callback_group=group
+            SituationMsg, SITUATIONS_TOPIC, self.on_situation, 20, callback_group=group
         )
-        self.skill_client = ActionClient(
+        self.skill_client: ActionClient[Any, Any, Any] = ActionClient(
             self, ExecuteSkill, EXECUTE_SKILL_ACTION, callback_group=group
         )
         self._busy = threading.Lock()
+        self._active: TaskRun | None = None
         self.server = ActionServer(
             self,
             RunTask,
-            "/cowp/run_task",
+            RUN_TASK_ACTION,
             execute_callback=self.execute,
             goal_callback=self.on_goal,
-            cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+            cancel_callback=self.on_cancel,
             callback_group=group,
         )
-        self.get_logger().info("ready: RunTask on /cowp/run_task")
+        self.get_logger().info(f"ready: RunTask on {RUN_TASK_ACTION}")
 
     # ---------------------------------------------------------------- callbacks
-    def on_situation(self, message: Situation) -> None:
-        text = " ".join(message.text.split())
-        if text:
-            self.get_logger().info(f"situation from {message.source or 'someone'}: {text}")
-            self.situations.put((text, time.monotonic() - self.step_started_at))
+    def on_situation(self, message: SituationMsg) -> None:
+        situation = situation_from_msg(message)
+        if not situation.text:
+            return
+        if self.inbox.put(situation):
+            self.get_logger().info(
+                f"situation from {situation.source or 'someone'}: {situation.text}"
+            )
 
     def on_goal(self, goal: RunTask.Goal) -> GoalResponse:
         if self._busy.locked():
@@ -152,10 +165,78 @@ class TaskManager(Node):
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
+    def on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
+        run = self._active
+        if run is not None and run.goal is goal_handle:
+            run.cancel.cancel("canceled by the user")
+        return CancelResponse.ACCEPT
+
     def execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
         with self._busy:
             run = TaskRun(self, goal_handle)
-            return run.result()
+            self._active = run
+            try:
+                return run.result()
+            finally:
+                self._active = None
+
+    def on_shutdown(self) -> None:
+        """End the run in flight (it reports `aborted: shutting down`) and give it
+        `shutdown_grace_s` to send its result before the node goes."""
+        run = self._active
+        if run is None:
+            return
+        run.cancel.cancel("the task manager is shutting down")
+        run.finished.wait(self.params["shutdown_grace_s"])
+        time.sleep(0.3)  # the result goes out on the executor's threads
+
+
+class GraphRobot:
+    """The robot as the graph offers it: the executor node's `ExecuteSkill` action, and
+    the situations waiting in the task manager's inbox (a `Robot` port)."""
+
+    def __init__(self, node: TaskManager, clock: PhaseClock) -> None:
+        self.node = node
+        self.clock = clock
+
+    def perceive(self, next_step: PlanStep) -> list[Situation]:
+        arrivals = self.node.inbox.take()
+        for arrival in arrivals:
+            self.clock.add("perceive", max(0.0, arrival.at - self.node.step_started_at))
+        return [a.situation for a in arrivals]
+
+    def execute(self, step: PlanStep, description: str, cancel: CancelToken) -> StepOutcome:
+        client = self.node.skill_client
+        if not client.wait_for_server(timeout_sec=EXECUTOR_WAIT_S):
+            raise CowpError(
+                f"the executor is not serving {EXECUTE_SKILL_ACTION}",
+                hint="is the executor node running?",
+            )
+        self.node.step_started_at = started = time.monotonic()
+        outcome, result = run_action(
+            client,
+            ExecuteSkill.Goal(step=step_to_msg(step)),  # the executor announces it
+            server=EXECUTE_SKILL_ACTION,
+            kind="skill",
+            cancel=cancel,
+            server_s=EXECUTOR_WAIT_S,
+            motion_s=self.node.params["step_timeout_s"],
+            watch_server=True,
+        )
+        if not outcome.ok and not client.server_is_ready():
+            raise CowpError(f"the executor went away while doing {step} (its node died?)")
+        self.clock.add("execute", time.monotonic() - started)
+        if result is not None and outcome.ok:
+            return StepOutcome(bool(result.success), reason=result.message)
+        if result is not None and result.message:
+            return StepOutcome(False, reason=result.message)
+        return StepOutcome(False, reason=outcome.message)
+
+
+@dataclass
+class RunEnd:
+    outcome: Outcome
+    explanation: str
 
 
 class TaskRun:
@@ -165,174 +246,130 @@ class TaskRun:
         self.node = node
         self.goal = goal_handle
         self.log = node.get_logger()
+        self.cancel = CancelToken()
+        self.finished = threading.Event()
         self.executed: list[PlanStepMsg] = []
         self.handled: list[str] = []
         self.loop: OpenWorldPlanner | None = None
         self.step_index = -1
-        self.phase = "planning"
+        self.phase = FeedbackPhase.PLANNING
         self.clock = PhaseClock()
-        self.remotes: list[RemotePlanner | RemoteCommonsense] = []
+        self.clients: list[PlannerClient | CommonsenseClient] = []
 
     # ------------------------------------------------------------------- outcome
     def result(self) -> RunTask.Result:
         started = time.monotonic()
         try:
-            outcome = self._run()
-        except GoalCanceledError:
-            outcome = RunOutcome("canceled", "canceled by the user")
+            end = self._run()
         except CowpError as err:
-            outcome = RunOutcome("aborted", f"aborted: {err.message}")
+            end = RunEnd(Outcome.ABORTED, f"aborted: {err.message}")
         except Exception as err:  # a bug: still end the goal with a reason, never silently
             self.log.error(f"internal error:\n{traceback.format_exc()}")
-            outcome = RunOutcome(
-                "aborted", f"aborted: internal error {type(err).__name__}: {err} (see the log)"
+            end = RunEnd(
+                Outcome.ABORTED,
+                f"aborted: internal error {type(err).__name__}: {err} (see the log)",
             )
         finally:
-            for remote in self.remotes:
-                remote.close()
-        report_path = self._write_report(outcome, time.monotonic() - started)
-        self.feedback("done", f"{outcome.outcome}: {outcome.explanation}")
+            for client in self.clients:
+                client.close()
+        if end.outcome is Outcome.CANCELED and not self.goal.is_cancel_requested:
+            # Only a client's cancel makes a goal canceled; anything else aborts it.
+            end = RunEnd(Outcome.ABORTED, f"aborted: {self.cancel.reason}")
+        report_path = self._write_report(end, time.monotonic() - started)
+        self.feedback(FeedbackPhase.DONE, f"{end.outcome.value}: {end.explanation}")
         result = RunTask.Result(
-            success=outcome.outcome == "completed",
-            outcome=outcome.outcome,
+            success=end.outcome is Outcome.COMPLETED,
+            outcome=end.outcome.value,
             executed_steps=self.executed,
             handled_situations=self.handled,
-            explanation=outcome.explanation,
+            explanation=end.explanation,
             report_path=str(report_path) if report_path else "",
         )
-        if outcome.outcome == "canceled":
+        if end.outcome is Outcome.CANCELED:
             self.goal.canceled()
-        elif outcome.outcome == "completed":
+        elif end.outcome is Outcome.COMPLETED:
             self.goal.succeed()
         else:
             self.goal.abort()
-        self.log.info(f"{outcome.outcome}: {outcome.explanation}")
+        self.log.info(f"{end.outcome.value}: {end.explanation}")
+        self.finished.set()
         return result
 
     # ---------------------------------------------------------------------- run
-    def _run(self) -> RunOutcome:
+    def _run(self) -> RunEnd:
         spec = resolve_task(self.goal.request.task)
-        self._drain_stale_situations()
-        self.loop = self._make_loop(spec)
-        self.loop.report.listeners.append(self._on_report_event)
-        self.feedback("planning", f"planning {spec.name}: {spec.description}")
-        self.loop.plan()
-        retries = 0
-        while True:
-            self._check_cancel()
-            self._handle_situations()
-            step = self.loop.next_step()
-            if step is None:
-                break
-            ok, message = self._execute(step)
-            if ok:
-                self.executed.append(step_to_msg(step))
-                self.loop.step_done(True)
-                continue
-            retries += 1
-            self.feedback("executing", f"step failed: {step}: {message}")
-            if retries > self.node.max_step_retries:
-                return RunOutcome("aborted", f"aborted: {step} failed: {message}")
-            self.loop.step_done(False)
-        phase = self.loop.phase
-        if phase is Phase.COMPLETED:
-            return RunOutcome("completed", self.loop.explanation())
-        if phase is Phase.NO_SOLUTION:
-            return RunOutcome("no_solution", self.loop.explanation())
-        return RunOutcome("aborted", f"aborted: the loop stopped in phase {phase.value}")
+        self.node.inbox.reset()  # situations from before this goal belong to an earlier task
+        loop = self.loop = self._make_loop(spec)
+        loop.report.listeners.append(self._on_report_event)
+        self.feedback(FeedbackPhase.PLANNING, f"planning {spec.name}: {spec.description}")
+        listener = DriveListener(
+            on_situation=self._on_situation, on_step=self._on_step, on_outcome=self._on_outcome
+        )
+        result = drive(
+            loop,
+            GraphRobot(self.node, self.clock),
+            cancel=self.cancel,
+            retries=RetryPolicy(max_retries=self.node.params["max_step_retries"]),
+            listener=listener,
+        )
+        return self._end_of(result)
+
+    def _end_of(self, result: DriveResult) -> RunEnd:
+        assert self.loop is not None
+        if result.end is DriveEnd.CANCELED:
+            return RunEnd(Outcome.CANCELED, "canceled by the user")
+        if result.end is DriveEnd.STEP_FAILED:
+            return RunEnd(Outcome.ABORTED, f"aborted: {result.failed_step} failed: {result.reason}")
+        if result.end in (DriveEnd.COMPLETED, DriveEnd.NO_SOLUTION):
+            return RunEnd(result.end.outcome, self.loop.explanation())
+        return RunEnd(Outcome.ABORTED, f"aborted: {result.explanation}")
 
     def _make_loop(self, spec: TaskSpec) -> OpenWorldPlanner:
         task = spec.load()
         if self.node.present:
             task = edits.keep_objects(task, [*spec.task_objects, *self.node.present])
-        commonsense = RemoteCommonsense(
-            self.node, spec.name, self.node.commonsense_timeout_s, self.clock
+        phrases = ActionPhrases(spec.phrases)
+        commonsense = CommonsenseClient(
+            self.node,
+            task_name=spec.name,
+            description=spec.description,
+            phrases=phrases,
+            timeout_s=self.node.params["commonsense_timeout_s"],
+            clock=self.clock,
+            cancel=self.cancel,
         )
-        planner = RemotePlanner(self.node, self.clock)
-        self.remotes = [commonsense, planner]
-        loop = OpenWorldPlanner(
+        planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel)
+        self.clients = [commonsense, planner]
+        return OpenWorldPlanner(
             task,
             model=None,
             planner=planner,
             monitor=commonsense,
             acquirer=commonsense,
             predicates=commonsense,
-            phrases=ActionPhrases(spec.phrases),
+            phrases=phrases,
             description=spec.description,
             task_name=spec.name,
-            settings=CowpSettings(planner_timeout_s=self.node.planner_timeout_s),
+            settings=CowpSettings(planner_timeout_s=self.node.params["planner_timeout_s"]),
+            cancel=self.cancel,
         )
-        return loop
 
-    def _handle_situations(self) -> None:
-        """Give the loop every situation that arrived; COWP checks the remaining plan."""
-        assert self.loop is not None
-        while True:
-            try:
-                text, perceive_s = self.node.situations.get_nowait()
-            except queue.Empty:
-                return
-            self.clock.add("perceive", perceive_s)
-            reaction = self.loop.observe(text)
-            self.handled.append(text)
-            self.feedback("monitoring", REACTION_TEXT[reaction])
+    # ------------------------------------------------------------- the drive's hooks
+    def _on_situation(self, situation: Situation, reaction: object) -> None:
+        self.handled.append(situation.text)
+        if isinstance(reaction, Reaction):
+            self.feedback(FeedbackPhase.MONITORING, reaction.text)
 
-    def _drain_stale_situations(self) -> None:
-        """Situations from before this goal belong to an earlier task."""
-        while not self.node.situations.empty():
-            self.node.situations.get_nowait()
-
-    # ------------------------------------------------------------------ execute
-    def _execute(self, step: PlanStep) -> tuple[bool, str]:
+    def _on_step(self, step: PlanStep) -> None:
         assert self.loop is not None
         self.step_index = len(self.executed)
-        self.feedback("executing", f"doing: {self.loop.describe(step)} {step}")
-        message = step_to_msg(step)  # the executor announces it on /cowp/current_step
-        self.node.step_started_at = time.monotonic()
-        client = self.node.skill_client
-        if not client.wait_for_server(timeout_sec=10.0):
-            raise CowpError(
-                f"the executor is not serving {EXECUTE_SKILL_ACTION}",
-                hint="is the executor node running?",
-            )
-        handle = self._wait(
-            client.send_goal_async(ExecuteSkill.Goal(step=message)), 30.0, "step accepted"
-        )
-        if not handle.accepted:
-            return False, "the executor rejected the step"
-        started = time.monotonic()
-        result_future = handle.get_result_async()
-        deadline = time.monotonic() + self.node.step_timeout_s
-        gone_since: float | None = None
-        while not result_future.done():
-            if self.goal.is_cancel_requested:
-                handle.cancel_goal_async()
-                raise GoalCanceledError
-            if time.monotonic() > deadline:
-                handle.cancel_goal_async()
-                return False, f"no result within {self.node.step_timeout_s:.0f} s"
-            if client.server_is_ready():
-                gone_since = None
-            elif (
-                gone_since := gone_since or time.monotonic()
-            ) and time.monotonic() - gone_since > 3:
-                raise CowpError(f"the executor went away while doing {step} (its node died?)")
-            time.sleep(0.05)
-        self.clock.add("execute", time.monotonic() - started)
-        result = result_future.result().result
-        return bool(result.success), result.message
+        self.feedback(FeedbackPhase.EXECUTING, f"doing: {self.loop.describe(step)} {step}")
 
-    def _wait(self, future, timeout_s: float, what: str):
-        deadline = time.monotonic() + timeout_s
-        while not future.done():
-            if time.monotonic() > deadline:
-                raise CowpError(f"the executor did not answer ({what}) within {timeout_s:.0f} s")
-            time.sleep(0.02)
-        return future.result()
-
-    def _check_cancel(self) -> None:
-        if self.goal.is_cancel_requested:
-            raise GoalCanceledError
+    def _on_outcome(self, step: PlanStep, outcome: StepOutcome) -> None:
+        if outcome.executed:
+            self.executed.append(step_to_msg(step))
+        elif not outcome.situations and not self.cancel.requested:
+            self.feedback(FeedbackPhase.EXECUTING, f"step failed: {step}: {outcome.reason}")
 
     # ----------------------------------------------------------------- feedback
     def _on_report_event(self, event: Event) -> None:
@@ -340,28 +377,35 @@ class TaskRun:
 
         Steps and the outcome are told by the run itself, with the robot's view.
         """
-        phase = EVENT_PHASES.get(event.kind)
-        if phase is not None:
-            self.feedback(phase or self.phase, event.text)
+        if event.kind.told_as_feedback:
+            self.feedback(event.kind.phase or self.phase, event.text)
 
-    def feedback(self, phase: str, event: str) -> None:
+    def feedback(self, phase: FeedbackPhase, event: str) -> None:
         self.phase = phase
         plan = list(self.loop.remaining_steps) if self.loop else []
         message = RunTask.Feedback(
-            phase=phase, plan=steps_to_msgs(plan), step_index=self.step_index, last_event=event
+            phase=phase.value,
+            plan=steps_to_msgs(plan),
+            step_index=self.step_index,
+            last_event=event,
         )
         self.goal.publish_feedback(message)
-        self.log.info(f"[{phase}] {event}")
+        self.log.info(f"[{phase.value}] {event}")
 
-    def _write_report(self, outcome: RunOutcome, seconds: float) -> Path | None:
-        document = {
+    def _write_report(self, end: RunEnd, seconds: float) -> Path | None:
+        document: dict[str, Any] = {
             "task": self.goal.request.task,
-            "outcome": outcome.outcome,
-            "explanation": outcome.explanation,
+            "outcome": end.outcome.value,
+            "explanation": end.explanation,
             "seconds": round(seconds, 3),
             "executed_steps": [f"({' '.join([s.action, *s.arguments])})" for s in self.executed],
             "handled_situations": self.handled,
+            "situations_dropped": dict(self.node.inbox.dropped),
             "timing": self.clock.to_dict(),
+            "requests": {
+                "check_plan": sum(c.calls["check"] for c in self._commonsense()),
+                "acquire_knowledge": sum(c.calls["acquire"] for c in self._commonsense()),
+            },
         }
         if self.loop is not None:
             report = self.loop.finish_report()
@@ -369,11 +413,14 @@ class TaskRun:
         try:
             self.node.report_dir.mkdir(parents=True, exist_ok=True)
             path = self.node.report_dir / f"run_{time.strftime('%Y%m%d_%H%M%S')}.json"
-            path.write_text(json.dumps(document, indent=2))
-        except OSError as err:
+            path.write_text(json.dumps(strict_json(document), indent=2, allow_nan=False))
+        except (OSError, ValueError) as err:
             self.log.error(f"could not write the report to {self.node.report_dir}: {err}")
             return None
         return path.resolve()
+
+    def _commonsense(self) -> list[CommonsenseClient]:
+        return [c for c in self.clients if isinstance(c, CommonsenseClient)]
 
 
 def resolve_task(text: str) -> TaskSpec:

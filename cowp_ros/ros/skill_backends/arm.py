@@ -230,7 +230,7 @@ class ActionArm(_ArmBase):
             server=self.config.follow_joint_trajectory_action,
             kind="FollowJointTrajectory",
             cancel=cancel,
-            timeouts=self.timeouts,
+            server_s=self.timeouts.server_s,
             motion_s=budget,
         )
         code = getattr(result, "error_code", 0) if result is not None else 0

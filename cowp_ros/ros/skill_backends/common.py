@@ -1,4 +1,5 @@
-"""Waiting without hanging: the pieces every ROS backend shares.
+"""What every ROS skill backend shares: its timeouts, the joint-state cache, and the
+waits of `cowp_ros.ros.waiting` (imported from here by the backends).
 
 A backend's call runs in the executor's action callback while subscriptions and action
 responses arrive on other threads of the MultiThreadedExecutor. Each wait here wakes
@@ -8,23 +9,24 @@ speaks and a server that never appears end in a failure naming them, never a han
 
 from __future__ import annotations
 
-import enum
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from action_msgs.msg import GoalStatus
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
-from cowp_ros.skills.interfaces import Outcome
-
-# How often a wait re-checks cancel and deadlines when no message wakes it.
-POLL_S = 0.05
+from cowp_ros.ros.waiting import (
+    POLL_S,
+    Signal,
+    WaitEnd,
+    run_action,
+    wait_for_subscriber,
+    wait_future,
+    wait_until,
+)
 
 
 @dataclass(frozen=True)
@@ -37,72 +39,6 @@ class Timeouts:
     arm_margin_s: float = 10.0  # beyond the planned duration of an arm move
     gripper_s: float = 10.0  # a gripper open/close
     detect_s: float = 5.0  # the detector to report the object looked for
-
-
-class WaitEnd(enum.Enum):
-    DONE = "done"
-    CANCELED = "canceled"
-    TIMEOUT = "timeout"
-    SILENT = "silent"
-
-
-class Signal:
-    """Wakes waiters on every message and remembers when the last one came."""
-
-    def __init__(self) -> None:
-        self.condition = threading.Condition()
-        self.last_at: float | None = None
-
-    def notify(self) -> None:
-        with self.condition:
-            self.last_at = time.monotonic()
-            self.condition.notify_all()
-
-    def wait(self, timeout_s: float) -> None:
-        with self.condition:
-            self.condition.wait(timeout_s)
-
-
-def wait_until(
-    done: Callable[[], bool],
-    *,
-    cancel: threading.Event,
-    deadline: float,
-    signal: Signal | None = None,
-    silence_s: float | None = None,
-    heard: Callable[[], float | None] | None = None,
-) -> WaitEnd:
-    """Block until `done()`, cancel, the deadline, or `silence_s` without a message.
-
-    `heard()` gives when the relevant data last arrived (default: the signal's last
-    message); silence is counted from the later of that and the start of the wait.
-    """
-    start = time.monotonic()
-    last_heard = heard or (lambda: signal.last_at if signal else None)
-    while True:
-        if cancel.is_set():
-            return WaitEnd.CANCELED
-        if done():
-            return WaitEnd.DONE
-        now = time.monotonic()
-        if now >= deadline:
-            return WaitEnd.TIMEOUT
-        if silence_s is not None:
-            since = max(start, last_heard() or start)
-            if now - since >= silence_s:
-                return WaitEnd.SILENT
-        step = max(0.0, min(POLL_S, deadline - now))
-        if signal is not None:
-            signal.wait(step)
-        else:
-            time.sleep(step)
-
-
-def wait_for_subscriber(
-    count: Callable[[], int], *, cancel: threading.Event, timeout_s: float
-) -> WaitEnd:
-    """Wait until something subscribes to a command topic (graph discovery takes time)."""
-    return wait_until(lambda: count() > 0, cancel=cancel, deadline=time.monotonic() + timeout_s)
 
 
 class JointStateCache:
@@ -164,65 +100,15 @@ def silent_message(topic: str, what: str, seconds: float) -> str:
     return f"no {what} on {topic} for {seconds:g} s (is its publisher running?)"
 
 
-def wait_future(future: Any, *, cancel: threading.Event, deadline: float) -> WaitEnd:
-    """Wait for an rclpy future completed by another executor thread."""
-    return wait_until(future.done, cancel=cancel, deadline=deadline)
-
-
-def run_action(
-    client: Any,
-    goal: Any,
-    *,
-    server: str,
-    kind: str,
-    cancel: threading.Event,
-    timeouts: Timeouts,
-    motion_s: float,
-    feedback: Callable[[Any], None] | None = None,
-) -> tuple[Outcome, Any]:
-    """Send one goal and wait for its result, with timeouts and cancel.
-
-    Returns the outcome and the action's result message (None when there is none).
-    Works with rclpy's ActionClient and with any object of the same shape.
-    """
-    if not client.wait_for_server(timeout_sec=timeouts.server_s):
-        return Outcome.failure(
-            f"{kind} action server {server} not available within {timeouts.server_s:g} s "
-            "(is its controller running?)"
-        ), None
-    deadline = time.monotonic() + motion_s
-    send_future = client.send_goal_async(goal, feedback_callback=feedback)
-    end = wait_future(send_future, cancel=cancel, deadline=deadline)
-    if end is not WaitEnd.DONE:
-        # A goal accepted after we gave up must not move the robot on its own.
-        send_future.add_done_callback(_cancel_when_accepted)
-        if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"canceled before {server} accepted the goal"), None
-        return Outcome.failure(f"{server} did not answer the goal within {motion_s:g} s"), None
-    handle = send_future.result()
-    if handle is None or not handle.accepted:
-        return Outcome.failure(f"{server} rejected the {kind} goal"), None
-    result_future = handle.get_result_async()
-    end = wait_future(result_future, cancel=cancel, deadline=deadline)
-    if end is not WaitEnd.DONE:
-        handle.cancel_goal_async()
-        # Give the server a moment to confirm the stop; the result is not needed.
-        wait_future(result_future, cancel=threading.Event(), deadline=time.monotonic() + 2.0)
-        if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"{kind} goal canceled on {server}"), None
-        return Outcome.failure(
-            f"{server} did not finish within {motion_s:g} s; goal canceled"
-        ), None
-    wrapped = result_future.result()
-    status, result = wrapped.status, wrapped.result
-    if status == GoalStatus.STATUS_SUCCEEDED:
-        return Outcome.success(f"{server} succeeded"), result
-    if status == GoalStatus.STATUS_CANCELED:
-        return Outcome.canceled(f"{server} canceled the {kind} goal"), result
-    return Outcome.failure(f"{server} aborted the {kind} goal (status {status})"), result
-
-
-def _cancel_when_accepted(future: Any) -> None:
-    handle = future.result()
-    if handle is not None and handle.accepted:
-        handle.cancel_goal_async()
+__all__ = [
+    "POLL_S",
+    "JointStateCache",
+    "Signal",
+    "Timeouts",
+    "WaitEnd",
+    "run_action",
+    "silent_message",
+    "wait_for_subscriber",
+    "wait_future",
+    "wait_until",
+]

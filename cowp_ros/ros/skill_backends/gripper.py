@@ -196,7 +196,7 @@ class ActionGripper(_GripperBase):
             server=self.config.gripper_command_action,
             kind="GripperCommand",
             cancel=cancel,
-            timeouts=self.timeouts,
+            server_s=self.timeouts.server_s,
             motion_s=self.timeouts.gripper_s,
         )
         # An abort with a result that says "stalled" is the fingers stopping on something.

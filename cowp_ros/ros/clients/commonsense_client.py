@@ -1,0 +1,199 @@
+"""The commonsense node's services as the loop's `Monitor`, `FactMaker` and `Acquirer`.
+
+`OpenWorldPlanner` asks these ports; in one process they are the core's own classes, in
+the graph the task manager hands it this client, which sends the same questions to the
+`commonsense` node and rebuilds the core's answers from the responses. So the COWP
+method runs the same code path whether it is tested with pytest or runs across
+processes.
+
+One `CheckPlan` call per situation: the steps go together, and the situation's fact
+comes back in the same answer when a step is blocked. Verdicts are remembered for the
+run, so a situation re-checked after a replan asks the node only about steps it has not
+judged yet (a flood of repeated situations costs no questions). Every call has a
+deadline, notices a node that died mid-call, and ends at once when the run is
+cancelled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from rclpy.client import Client
+from rclpy.node import Node
+
+from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
+from cowp_ros.cowp.acquirer import CandidateAssessment, Selection
+from cowp_ros.cowp.cancel import NEVER, CancelToken
+from cowp_ros.cowp.monitor import MonitorVerdict, PlanCheck
+from cowp_ros.cowp.predicates import SituationFact
+from cowp_ros.cowp.situation import Situation
+from cowp_ros.errors import CowpError
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning import PlanStep
+from cowp_ros.ros.clients.phase_clock import PhaseClock
+from cowp_ros.ros.conversions import (
+    TaskContext,
+    assessment_from_response,
+    check_request,
+    fact_from_response,
+    plan_check_from_response,
+    put_task_context,
+    put_task_words,
+    selection_from_response,
+)
+from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
+from cowp_ros.ros.waiting import call_service
+from cowp_ros.tasks.phrases import ActionPhrases
+
+
+class CommonsenseClient:
+    """Plan monitor, fact maker and knowledge acquirer over the `commonsense` node."""
+
+    def __init__(
+        self,
+        node: Node,
+        *,
+        task_name: str,
+        description: str,
+        phrases: ActionPhrases,
+        timeout_s: float = 600.0,
+        clock: PhaseClock | None = None,
+        cancel: CancelToken = NEVER,
+    ) -> None:
+        self.node = node
+        self.task_name = task_name
+        self.description = description
+        self.phrases = phrases
+        self.timeout_s = timeout_s
+        self.clock = clock
+        self.cancel = cancel
+        self.check_client: Client[Any, Any] = node.create_client(CheckPlan, CHECK_PLAN_SERVICE)
+        self.acquire_client: Client[Any, Any] = node.create_client(
+            AcquireKnowledge, ACQUIRE_SERVICE
+        )
+        self.calls = {"check": 0, "acquire": 0}
+        self._verdicts: dict[tuple[PlanStep, str], MonitorVerdict] = {}
+        self._facts: dict[str, SituationFact] = {}
+
+    def close(self) -> None:
+        self.node.destroy_client(self.check_client)
+        self.node.destroy_client(self.acquire_client)
+
+    def _context(self, task: PlanningTask) -> TaskContext:
+        return TaskContext(self.task_name, self.description, self.phrases, task)
+
+    def _call(self, client: Any, request: Any, what: str, phase: str) -> Any:
+        started = time.monotonic()
+        self.calls[phase] = self.calls.get(phase, 0) + 1
+        response = call_service(
+            client, request, timeout_s=self.timeout_s, what=what, cancel=self.cancel
+        )
+        if self.clock is not None:
+            self.clock.add("monitor" if phase == "check" else phase, time.monotonic() - started)
+        if not response.success:
+            raise CowpError(f"the {what} failed: {response.message}")
+        return response
+
+    # ---- Monitor -----------------------------------------------------------------------
+    def check(
+        self,
+        steps: Sequence[PlanStep],
+        situation: Situation,
+        task: PlanningTask,
+        focus: Sequence[str] = (),
+    ) -> PlanCheck:
+        """Remembered verdicts first; the steps not judged yet in one request, up to the
+        first step a remembered verdict already blocks."""
+        known: list[MonitorVerdict | None] = []
+        for step in steps:
+            seen = self._verdicts.get((step, situation.text))
+            known.append(replace(seen, repeated=True) if seen is not None else None)
+            if seen is not None and not seen.suitable:
+                break
+        ask = [step for step, seen in zip(steps, known, strict=False) if seen is None]
+        fresh = PlanCheck()
+        if ask:
+            request = check_request(self._context(task), ask, situation, focus)
+            response = self._call(self.check_client, request, "plan monitor", "check")
+            fresh = plan_check_from_response(response, ask, situation)
+            for answered in fresh.verdicts:
+                self._verdicts[(answered.step, situation.text)] = answered
+            if fresh.fact is not None:
+                self._facts[situation.text] = fresh.fact
+        verdicts: list[MonitorVerdict] = []
+        answers = iter(fresh.verdicts)
+        for seen in known:
+            verdict: MonitorVerdict | None = seen if seen is not None else next(answers, None)
+            if verdict is None:  # the node stopped at a blocked step before this one
+                break
+            verdicts.append(verdict)
+            if not verdict.suitable:
+                return PlanCheck(tuple(verdicts), verdict.step, self._facts.get(situation.text))
+        return PlanCheck(tuple(verdicts))
+
+    # ---- FactMaker ---------------------------------------------------------------------
+    def generate(
+        self, situation: Situation | str, task: PlanningTask, focus: Sequence[str] = ()
+    ) -> SituationFact:
+        """The fact the node gave with its last block, else one request for it alone."""
+        seen = Situation.of(situation)
+        if seen.text in self._facts:
+            return self._facts[seen.text]
+        request = check_request(self._context(task), [], seen, focus)
+        response = self._call(self.check_client, request, "plan monitor", "check")
+        fact = fact_from_response(response, seen)
+        self._facts[seen.text] = fact
+        return fact
+
+    # ---- Acquirer ----------------------------------------------------------------------
+    def _acquire(self, task: PlanningTask | None, **fields: Any) -> AcquireKnowledge.Response:
+        """`task` None: the question needs no PDDL (Prompt 3 compares kinds by name)."""
+        request = AcquireKnowledge.Request(**fields)
+        if task is not None:
+            put_task_context(request, self._context(task))
+        else:
+            put_task_words(request, self.task_name, self.description, self.phrases)
+        return self._call(self.acquire_client, request, "knowledge acquirer", "acquire")
+
+    def assess(
+        self,
+        task: PlanningTask,
+        role_type: str,
+        actions: Sequence[str],
+        candidate_type: str,
+        example_object: str,
+        task_description: str = "",
+    ) -> CandidateAssessment:
+        del task_description  # the node reads it from the request's task fields
+        response = self._acquire(
+            task,
+            role_type=role_type,
+            actions=list(actions),
+            candidate_types=[candidate_type],
+            candidate_examples=[example_object],
+        )
+        return assessment_from_response(response, candidate_type, example_object)
+
+    def select(
+        self,
+        accepted: Sequence[CandidateAssessment],
+        role_type: str,
+        task_description: str,
+        situation: str,
+    ) -> Selection:
+        if not accepted:
+            raise ValueError("select() needs at least one accepted candidate")
+        # The acquirer's fallback ranks by confidence: send the most confident first.
+        ranked = sorted(accepted, key=lambda a: -a.confidence)
+        response = self._acquire(
+            None,
+            role_type=role_type,
+            candidate_types=[a.candidate_type for a in ranked],
+            candidate_examples=[a.example_object for a in ranked],
+            situation=situation,
+            select_only=True,
+        )
+        return selection_from_response(response, [a.candidate_type for a in ranked])

@@ -1,0 +1,63 @@
+"""The planner node's `Plan` service as the loop's `Planner` port.
+
+The task manager's loop plans its augmented domain and current state through this
+client, so the planner runs in its own process (and can be swapped by a parameter)
+while the loop is the same code as in `cowp run`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rclpy.client import Client
+from rclpy.node import Node
+
+from cowp_interfaces.srv import Plan
+from cowp_ros.cowp.cancel import NEVER, CancelToken
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning import PlanResult
+from cowp_ros.ros.clients.phase_clock import PhaseClock
+from cowp_ros.ros.conversions import plan_result_from_response
+from cowp_ros.ros.names import PLAN_SERVICE
+from cowp_ros.ros.waiting import call_service
+
+
+class PlannerClient:
+    """`Planner` over the planner node (PDDL text in, steps out)."""
+
+    def __init__(
+        self,
+        node: Node,
+        *,
+        clock: PhaseClock | None = None,
+        cancel: CancelToken = NEVER,
+        timeout_margin_s: float = 30.0,
+    ) -> None:
+        self.node = node
+        self.client: Client[Any, Any] = node.create_client(Plan, PLAN_SERVICE)
+        self.clock = clock
+        self.cancel = cancel
+        self.margin = timeout_margin_s
+        self.name = "planner node"
+
+    def close(self) -> None:
+        self.node.destroy_client(self.client)
+
+    def solve(self, task: PlanningTask, timeout_s: float = 60.0) -> PlanResult:
+        request = Plan.Request(
+            domain_pddl=task.domain_text(), problem_pddl=task.problem_text(), timeout_s=timeout_s
+        )
+        started = time.monotonic()
+        response = call_service(
+            self.client,
+            request,
+            timeout_s=timeout_s + self.margin,
+            what="planning",
+            cancel=self.cancel,
+        )
+        if self.clock is not None:
+            self.clock.add("plan", time.monotonic() - started)
+        result = plan_result_from_response(response, self.name)
+        self.name = result.planner
+        return result

@@ -1,0 +1,116 @@
+"""Cancel is prompt in every phase, and a shutdown delivers the result of the task in
+flight: real node processes, a slow stand-in model (a model that thinks for a minute)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from graph_harness import partial_profile
+from slow_llm import MODEL, SlowModelServer
+
+from cowp_ros.ros.clients.task_client import Outcome, TaskClient
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+NODES = ["sim_world", "planner", "commonsense", "executor", "task_manager"]
+CANCEL_WITHIN_S = 1.0
+
+
+@pytest.fixture
+def slow_model() -> Iterator[SlowModelServer]:
+    server = SlowModelServer(delay_s=60.0)
+    yield server
+    server.close()
+
+
+def profile(tmp_path: Path, url: str, events: bool):
+    return partial_profile(
+        NODES,
+        [
+            "sim_world.publish_camera=false",
+            f"sim_world.scenario_events={'true' if events else 'false'}",
+            f"commonsense.llm_url={url}",
+            f"commonsense.llm_model={MODEL}",
+            "commonsense.answer_cache=false",
+            "commonsense.monitor_calibration=off",
+            f"task_manager.report_dir={tmp_path / 'reports'}",
+        ],
+    )
+
+
+def wait_for(client: TaskClient, condition, timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        client.is_task_complete()
+
+
+def cancel_and_time(client: TaskClient) -> tuple[float, object]:
+    asked = time.monotonic()
+    client.cancel_task()
+    wait_for(client, client.is_task_complete, 30, "the canceled result")
+    return time.monotonic() - asked, client.get_result()
+
+
+def test_cancel_while_the_commonsense_node_thinks(
+    start_graph, slow_model: SlowModelServer, tmp_path: Path
+) -> None:
+    start_graph(profile(tmp_path, slow_model.url, events=True))
+    client = TaskClient()
+    try:
+        client.wait_until_ready(60)
+        client.run_task("serve_water")
+        # The scenario's "the cup is dirty" reaches the monitor, which asks the model.
+        wait_for(client, slow_model.answering.is_set, 120, "a question to the model")
+        time.sleep(0.5)
+        seconds, result = cancel_and_time(client)
+    finally:
+        client.close()
+    assert result.outcome is Outcome.CANCELED, result.explanation
+    print(f"cancel while the model thinks: result after {seconds:.2f} s")
+    assert seconds < CANCEL_WITHIN_S
+
+
+def test_cancel_while_a_skill_runs(start_graph, slow_model, tmp_path: Path) -> None:
+    start_graph(profile(tmp_path, slow_model.url, events=False))
+    client = TaskClient()
+    try:
+        client.wait_until_ready(60)
+        client.run_task("serve_water")
+        wait_for(
+            client,
+            lambda: any(f.last_event.startswith("doing: walk") for f in client.all_feedback),
+            120,
+            "a walk to start",
+        )
+        time.sleep(0.3)
+        seconds, result = cancel_and_time(client)
+    finally:
+        client.close()
+    assert result.outcome is Outcome.CANCELED, result.explanation
+    print(f"cancel while the base drives: result after {seconds:.2f} s")
+    assert seconds < CANCEL_WITHIN_S
+    assert slow_model.asked == 0  # no situation, no question
+
+
+def test_a_shutdown_mid_task_still_delivers_the_result(
+    start_graph, slow_model, tmp_path: Path
+) -> None:
+    supervisor = start_graph(profile(tmp_path, slow_model.url, events=True))
+    client = TaskClient()
+    try:
+        client.wait_until_ready(60)
+        client.run_task("serve_water")
+        wait_for(client, slow_model.answering.is_set, 120, "a question to the model")
+        os.kill(supervisor.nodes["task_manager"].process.pid, signal.SIGINT)
+        result = client.get_result(timeout_s=30)
+    finally:
+        client.close()
+    assert result.outcome is Outcome.ABORTED
+    assert "shutting down" in result.explanation
+    assert result.report_path and Path(result.report_path).is_file()
