@@ -150,12 +150,11 @@ def open_model(no_llm: bool) -> Iterator[LanguageModel | None]:
     if no_llm:
         yield None
         return
-    from cowp_ros.llm.client import OpenAICompatibleModel
-    from cowp_ros.llm.endpoint import llm_endpoint
+    from cowp_ros.llm.endpoint import open_model
     from cowp_ros.llm.settings import LLMSettings
 
-    with llm_endpoint(LLMSettings.resolve(timeout_s=180.0)) as settings:
-        yield OpenAICompatibleModel(settings)
+    with open_model(LLMSettings.resolve(timeout_s=180.0)) as model:
+        yield model
 
 
 def load_average() -> str:

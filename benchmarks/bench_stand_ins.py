@@ -119,8 +119,7 @@ def plot(splits: dict[str, list[Judged]], path: Path, title: str) -> None:
 def main() -> int:
     from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
     from cowp_ros.errors import CowpError
-    from cowp_ros.llm.client import OpenAICompatibleModel
-    from cowp_ros.llm.endpoint import llm_endpoint
+    from cowp_ros.llm.endpoint import open_model
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plot", type=Path, default=Path("build/stand_ins_roc.png"))
@@ -130,14 +129,13 @@ def main() -> int:
         annotations = load_annotations()
         specs = all_tasks()
         splits: dict[str, list[Judged]] = {"dev": [], "test": []}
-        with llm_endpoint(settings_from_args(args)) as settings:
-            model = OpenAICompatibleModel(settings)
+        with open_model(settings_from_args(args)) as model:
             for split, names in (("dev", DEV_TASKS), ("test", TEST_TASKS)):
                 for name in names:
                     rows = judge_task(model, specs[name], annotations[name])
                     splits[split].extend(rows)
                     print(f"{split} {name}: {len(rows)} stand-ins judged", file=sys.stderr)
-            label = settings.model or "model"
+            label = model.name or "model"
     except CowpError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -34,8 +34,7 @@ from cowp_ros.bench.runner import (
 )
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import OpenAICompatibleModel
-from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.local_server import LocalServer
 from cowp_ros.planning import make_planner
@@ -231,10 +230,10 @@ def run_bench(args: argparse.Namespace) -> int:
                 """The shared client, starting the embedded model only when needed."""
                 if not needs_llm:
                     return None
-                endpoint = llm_endpoint(
+                opened = open_model(
                     settings, model_path=args.model_path, model_name=args.model, on_start=_started
                 )
-                return OpenAICompatibleModel(stack.enter_context(endpoint))
+                return stack.enter_context(opened)
 
             ran = run_trials(
                 out,

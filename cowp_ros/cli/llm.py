@@ -22,8 +22,7 @@ from typing import Any
 from cowp_ros.cowp import prompts
 from cowp_ros.errors import CowpError
 from cowp_ros.llm import evaluation as llm_eval
-from cowp_ros.llm.client import OpenAICompatibleModel
-from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.language_model import Example
 from cowp_ros.llm.local_server import LocalServer, ServerOptions, serve_forever
 from cowp_ros.llm.model_store import (
@@ -141,10 +140,9 @@ def _ask(args: argparse.Namespace) -> int:
     examples = () if args.no_examples else COMMONSENSE_EXAMPLES
     options = [option.strip() for option in args.options.split(",")] if args.options else []
     settings = settings_from_args(args)
-    with llm_endpoint(
+    with open_model(
         settings, model_path=args.model_path, model_name=args.model, on_start=_server_started
-    ) as endpoint:
-        model = OpenAICompatibleModel(endpoint)
+    ) as model:
         started = time.monotonic()
         if options:
             choice = model.ask_choice(args.question, options, examples=examples)
@@ -224,10 +222,9 @@ def _eval(args: argparse.Namespace) -> int:
         _server_started(server)
         server_facts.update(start_s=server.start_seconds, server=server)
 
-    with llm_endpoint(
+    with open_model(
         settings, model_path=args.model_path, model_name=args.model, on_start=started
-    ) as endpoint:
-        model = OpenAICompatibleModel(endpoint)
+    ) as model:
         _say(f"model: {model.name} at {model.base_url}; examples: {len(examples)}")
         check = llm_eval.evaluate(model, items, examples=examples, progress=_progress("check set"))
         agreement = llm_eval.evaluate(model, gpt3, examples=examples, progress=_progress("gpt-3"))

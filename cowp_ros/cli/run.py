@@ -124,15 +124,14 @@ def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
         timeout_s=getattr(args, "llm_timeout", None),
     )
     try:
-        from cowp_ros.llm.client import OpenAICompatibleModel
-        from cowp_ros.llm.endpoint import llm_endpoint
+        from cowp_ros.llm.endpoint import open_model
     except ImportError as err:
         raise CowpError(
             f"the language model client is not available in this build ({err})",
             hint="install cowp_ros with its LLM client, or update your checkout",
         ) from err
-    with llm_endpoint(settings, on_start=_say_started) as resolved:
-        yield OpenAICompatibleModel(resolved)
+    with open_model(settings, on_start=_say_started) as model:
+        yield model
 
 
 def _say_started(server: object) -> None:

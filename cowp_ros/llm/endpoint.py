@@ -6,8 +6,9 @@ as the caller needs it and stop it afterwards, so nothing is left running and a 
 with no network still reasons.
 
     with llm_endpoint(LLMSettings.resolve()) as settings:
-        model = OpenAICompatibleModel(settings)
-        ...
+        ...  # hand settings.base_url to a process that talks to the model
+
+`open_model` below is what a process that asks the model itself uses.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from cowp_ros.llm.client import OpenAICompatibleModel
 from cowp_ros.llm.local_server import LocalServer
 from cowp_ros.llm.model_store import resolve_model
 from cowp_ros.llm.settings import LLMSettings
@@ -43,3 +45,23 @@ def llm_endpoint(
         if on_start is not None:
             on_start(server)
         yield settings.with_endpoint(server.base_url, server.model.name)
+
+
+@contextmanager
+def open_model(
+    settings: LLMSettings,
+    *,
+    model_path: str | Path | None = None,
+    model_name: str | None = None,
+    on_start: Callable[[LocalServer], None] | None = None,
+) -> Iterator[OpenAICompatibleModel]:
+    """The one way to open a language model: the configured server's, or the embedded
+    one started for as long as the caller needs it (see `llm_endpoint`).
+
+        with open_model(LLMSettings.resolve()) as model:
+            model.ask_yes_no("Is it suitable for a robot to fill a cup with water?")
+    """
+    with llm_endpoint(
+        settings, model_path=model_path, model_name=model_name, on_start=on_start
+    ) as endpoint:
+        yield OpenAICompatibleModel(endpoint)

@@ -82,8 +82,7 @@ class CommonsenseNode(Node):
         self.get_logger().info(f"answering with {self.model.name}")
 
     def _open_model(self) -> LanguageModel:
-        from cowp_ros.llm.client import OpenAICompatibleModel
-        from cowp_ros.llm.endpoint import llm_endpoint
+        from cowp_ros.llm.endpoint import open_model
 
         settings = LLMSettings.resolve(
             base_url=self.params["llm_url"] or None,
@@ -95,9 +94,9 @@ class CommonsenseNode(Node):
         model_path = self.params["embedded_model_path"] or None
         if not settings.configured:
             self.get_logger().info("no LLM server configured: starting the embedded model")
-        resolved = self._resources.enter_context(llm_endpoint(settings, model_path=model_path))
-        self.get_logger().info(f"LLM server: {resolved.base_url} ({resolved.model})")
-        return OpenAICompatibleModel(resolved)
+        model = self._resources.enter_context(open_model(settings, model_path=model_path))
+        self.get_logger().info(f"LLM server: {model.base_url} ({model.name})")
+        return model
 
     def _load_calibration(self) -> MonitorCalibration | None:
         """The monitor's calibrated decision for this model, read once at start-up."""
