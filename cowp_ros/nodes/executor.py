@@ -68,8 +68,9 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     ),
     "gripper_backend": (
         "auto",
-        f"gripper backend ({', '.join(GRIPPER_CHOICES)}); auto = action (GripperCommand) "
-        "outside sim when control_msgs imports, topic otherwise",
+        f"gripper backend ({', '.join(GRIPPER_CHOICES)}); action = ParallelGripperCommand "
+        "(Kilted's parallel_gripper_action_controller), gripper_command = the older "
+        "GripperCommand; auto = action outside sim when control_msgs imports, topic otherwise",
     ),
     "robot_config": ("", "robot contract YAML ('' = config/robot.yaml)"),
     "skills_config": ("", "PDDL action -> skill YAML ('' = config/skills.yaml)"),
@@ -82,7 +83,11 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
         "seconds of silence on a state topic (odometry, joint states, detections) that fail a step",
     ),
     "navigate_timeout_s": (120.0, "seconds a drive to a named location may take"),
-    "arm_timeout_margin_s": (10.0, "seconds an arm move may take beyond its planned duration"),
+    "arm_timeout_margin_s": (
+        10.0,
+        "seconds an arm move may take beyond its planned duration, stretched by the speed "
+        "scaling the UR driver reports",
+    ),
     "gripper_timeout_s": (10.0, "seconds a gripper open or close may take"),
     "detect_timeout_s": (5.0, "seconds a find step waits for the detector to see its object"),
     "verify_detections": (
@@ -215,14 +220,6 @@ class SkillExecutor(Node):
         else:
             self.get_logger().warning(f"{status.value}: {message}")
         return ExecuteSkill.Result(success=status is Status.SUCCEEDED, message=message)
-
-    def destroy_node(self) -> None:
-        # Also called on a node whose constructor failed (rclpy cleans up every node).
-        backends = getattr(self, "backends", None)
-        navigator = getattr(backends.base, "navigator", None) if backends else None
-        if navigator is not None and hasattr(navigator, "destroy_node"):
-            navigator.destroy_node()
-        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

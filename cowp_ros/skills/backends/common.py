@@ -9,6 +9,7 @@ speaks and a server that never appears end in a failure naming them, never a han
 from __future__ import annotations
 
 import enum
+import importlib
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+from cowp_ros.errors import CowpError
 from cowp_ros.skills.interfaces import Outcome
 
 # How often a wait re-checks cancel and deadlines when no message wakes it.
@@ -37,6 +39,29 @@ class Timeouts:
     arm_margin_s: float = 10.0  # beyond the planned duration of an arm move
     gripper_s: float = 10.0  # a gripper open/close
     detect_s: float = 5.0  # the detector to report the object looked for
+
+
+class Deadline:
+    """A wall-clock deadline: `seconds` from now.
+
+    Waits ask a deadline whether it has expired instead of comparing clocks, so a
+    motion whose speed the robot decides (the UR's speed slider) can use a deadline
+    that moves with it (`ScaledDeadline` in arm.py) through the same waits.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.end
+
+    def poll_step(self) -> float:
+        """How long a wait may sleep before asking again."""
+        return max(0.0, min(POLL_S, self.end - time.monotonic()))
+
+    def describe(self) -> str:
+        return f"within {self.seconds:g} s"
 
 
 class WaitEnd(enum.Enum):
@@ -67,31 +92,34 @@ def wait_until(
     done: Callable[[], bool],
     *,
     cancel: threading.Event,
-    deadline: float,
+    deadline: float | Deadline,
     signal: Signal | None = None,
     silence_s: float | None = None,
     heard: Callable[[], float | None] | None = None,
 ) -> WaitEnd:
     """Block until `done()`, cancel, the deadline, or `silence_s` without a message.
 
-    `heard()` gives when the relevant data last arrived (default: the signal's last
-    message); silence is counted from the later of that and the start of the wait.
+    `deadline` is a `time.monotonic()` instant or a `Deadline`. `heard()` gives when
+    the relevant data last arrived (default: the signal's last message); silence is
+    counted from the later of that and the start of the wait.
     """
     start = time.monotonic()
+    if not isinstance(deadline, Deadline):
+        deadline = Deadline(deadline - start)
     last_heard = heard or (lambda: signal.last_at if signal else None)
     while True:
         if cancel.is_set():
             return WaitEnd.CANCELED
         if done():
             return WaitEnd.DONE
-        now = time.monotonic()
-        if now >= deadline:
+        if deadline.expired():
             return WaitEnd.TIMEOUT
+        now = time.monotonic()
         if silence_s is not None:
             since = max(start, last_heard() or start)
             if now - since >= silence_s:
                 return WaitEnd.SILENT
-        step = max(0.0, min(POLL_S, deadline - now))
+        step = deadline.poll_step()
         if signal is not None:
             signal.wait(step)
         else:
@@ -164,7 +192,7 @@ def silent_message(topic: str, what: str, seconds: float) -> str:
     return f"no {what} on {topic} for {seconds:g} s (is its publisher running?)"
 
 
-def wait_future(future: Any, *, cancel: threading.Event, deadline: float) -> WaitEnd:
+def wait_future(future: Any, *, cancel: threading.Event, deadline: float | Deadline) -> WaitEnd:
     """Wait for an rclpy future completed by another executor thread."""
     return wait_until(future.done, cancel=cancel, deadline=deadline)
 
@@ -177,20 +205,21 @@ def run_action(
     kind: str,
     cancel: threading.Event,
     timeouts: Timeouts,
-    motion_s: float,
+    motion_s: float | Deadline,
     feedback: Callable[[Any], None] | None = None,
+    hint: str = "is its controller running?",
 ) -> tuple[Outcome, Any]:
     """Send one goal and wait for its result, with timeouts and cancel.
 
     Returns the outcome and the action's result message (None when there is none).
-    Works with rclpy's ActionClient and with any object of the same shape.
+    `motion_s` is seconds or a `Deadline`, started once the server is there. Works
+    with rclpy's ActionClient and with any object of the same shape.
     """
     if not client.wait_for_server(timeout_sec=timeouts.server_s):
         return Outcome.failure(
-            f"{kind} action server {server} not available within {timeouts.server_s:g} s "
-            "(is its controller running?)"
+            f"{kind} action server {server} not available within {timeouts.server_s:g} s ({hint})"
         ), None
-    deadline = time.monotonic() + motion_s
+    deadline = motion_s if isinstance(motion_s, Deadline) else Deadline(motion_s)
     send_future = client.send_goal_async(goal, feedback_callback=feedback)
     end = wait_future(send_future, cancel=cancel, deadline=deadline)
     if end is not WaitEnd.DONE:
@@ -198,7 +227,7 @@ def run_action(
         send_future.add_done_callback(_cancel_when_accepted)
         if end is WaitEnd.CANCELED:
             return Outcome.canceled(f"canceled before {server} accepted the goal"), None
-        return Outcome.failure(f"{server} did not answer the goal within {motion_s:g} s"), None
+        return Outcome.failure(f"{server} did not answer the goal {deadline.describe()}"), None
     handle = send_future.result()
     if handle is None or not handle.accepted:
         return Outcome.failure(f"{server} rejected the {kind} goal"), None
@@ -211,7 +240,7 @@ def run_action(
         if end is WaitEnd.CANCELED:
             return Outcome.canceled(f"{kind} goal canceled on {server}"), None
         return Outcome.failure(
-            f"{server} did not finish within {motion_s:g} s; goal canceled"
+            f"{server} did not finish {deadline.describe()}; goal canceled"
         ), None
     wrapped = result_future.result()
     status, result = wrapped.status, wrapped.result
@@ -220,6 +249,35 @@ def run_action(
     if status == GoalStatus.STATUS_CANCELED:
         return Outcome.canceled(f"{server} canceled the {kind} goal"), result
     return Outcome.failure(f"{server} aborted the {kind} goal (status {status})"), result
+
+
+def import_action_type(package: str, name: str, *, apt_package: str, instead: str) -> Any:
+    """`package.action.name`, imported only when a backend needs it, or a CowpError
+    naming the apt package to install (control_msgs and nav2_msgs are not on PyPI)."""
+    try:
+        module = importlib.import_module(f"{package}.action")
+    except ImportError as err:
+        raise CowpError(
+            f"this backend needs {package}/action/{name}, and {package} is not installed",
+            hint=f"sudo apt install {apt_package} (and source /opt/ros/kilted/setup.bash), "
+            f"or {instead}",
+        ) from err
+    return getattr(module, name)
+
+
+def action_client(
+    node: Node,
+    action_type: Any,
+    action_name: str,
+    callback_group: CallbackGroup | None,
+    client: Any | None = None,
+) -> Any:
+    """An rclpy ActionClient on `action_name` (or the test double given as `client`)."""
+    if client is not None:
+        return client
+    from rclpy.action import ActionClient
+
+    return ActionClient(node, action_type, action_name, callback_group=callback_group)
 
 
 def _cancel_when_accepted(future: Any) -> None:
