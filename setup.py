@@ -44,6 +44,7 @@ setup(
             "commonsense = cowp_ros.nodes.commonsense:main",
             "task_manager = cowp_ros.nodes.task_manager:main",
             "sim_world = cowp_ros.nodes.sim_world:main",
+            "base_controller = cowp_ros.nodes.base_controller:main",
         ],
     },
 )

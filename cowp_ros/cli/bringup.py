@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
+from cowp_ros.doctor import check_profile
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile, args.spec)
     profile = with_parameter_overrides(profile, args.set)
+    check_profile(profile)  # refuse before starting anything, naming what is missing
     print(f"profile '{profile.name}': {profile.description}")
     for spec in profile.nodes:
         if spec.external:
