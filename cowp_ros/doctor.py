@@ -344,10 +344,18 @@ def profile_needs(profile, *, with_launch: bool = False, spec_path=None) -> list
 def refusal(profile_name: str, missing: list[Need]) -> CowpError:
     """One message naming every missing piece and the command that installs it."""
     lines = [f"profile '{profile_name}' cannot start: {len(missing)} thing(s) missing"]
+    apt: list[str] = []
     for need in missing:
         lines.append(f"  - {need.node} needs {need.what}: {need.detail}")
         if need.install:
             lines.append(f"      install: {need.install}")
+        if need.install.startswith("sudo apt install "):
+            apt += [p for p in need.install.split()[3:] if p not in apt]
+    if len(apt) > 1:
+        lines.append(f"  all the apt packages at once: sudo apt install {' '.join(apt)}")
+        lines.append(
+            "  (or, in a colcon workspace: rosdep install --from-paths src --ignore-src -y)"
+        )
     return CowpError(
         "\n".join(lines), hint=f"then check again with: cowp doctor --profile {profile_name}"
     )

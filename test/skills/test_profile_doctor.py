@@ -101,6 +101,7 @@ def test_the_refusal_is_one_message_with_every_missing_piece(
     text = str(raised.value)
     assert text.startswith("profile 'robot' cannot start: 2 thing(s) missing")
     assert "ros-kilted-control-msgs" in text and "ros-kilted-nav2-msgs" in text
+    assert "at once: sudo apt install ros-kilted-control-msgs ros-kilted-nav2-msgs" in text
     assert "cowp doctor --profile robot" in text
 
 
