@@ -21,7 +21,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={PACKAGE: ["py.typed", "llm/data/*.yaml", "cowp/calibration/data/*.yaml"]},
+    package_data={PACKAGE: ["py.typed", "reasoning/data/*.yaml"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -44,6 +44,7 @@ setup(
             "commonsense = cowp_ros.ros.nodes.commonsense:main",
             "task_manager = cowp_ros.ros.nodes.task_manager:main",
             "sim_world = cowp_ros.ros.nodes.sim_world:main",
+            "base_controller = cowp_ros.ros.nodes.base_controller:main",
         ],
     },
 )

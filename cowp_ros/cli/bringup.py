@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+from cowp_ros.bringup.doctor import check_profile
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
 
@@ -41,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile, args.spec)
     profile = with_parameter_overrides(profile, args.set)
+    check_profile(profile)  # refuse before starting anything, naming what is missing
     print(f"profile '{profile.name}': {profile.description}")
     for spec in profile.nodes:
         if spec.external:

@@ -1,19 +1,31 @@
-"""`cowp doctor`: report whether ROS 2, the interfaces, DDS and optional parts work."""
+"""`cowp doctor [--profile P]`: report whether ROS 2, the interfaces, DDS and optional
+parts work, and whether everything profile P's nodes need is installed."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
-from cowp_ros.bringup.doctor import all_checks
+from cowp_ros.bringup.doctor import all_checks, check_dds_roundtrip, profile_needs, refusal
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "doctor",
-        help="check the workspace: ROS 2, interfaces, DDS across processes, optional parts",
+        help="check the workspace (ROS 2, interfaces, DDS, optional parts) and a profile",
         description="Check that this workspace can run the stack. Exit 0 when every "
-        "required check passes; optional parts are reported, not required.",
+        "required check passes; optional parts are reported, not required. With "
+        "--profile, also check everything that profile's nodes and launch file need "
+        "(models, servers, ROS packages) and print the command that installs each "
+        "missing piece.",
+    )
+    parser.add_argument(
+        "--profile", help="also check this profile of config/bringup.yaml (sim, robot, gazebo)"
+    )
+    parser.add_argument("--spec", type=Path, help="node spec YAML (default config/bringup.yaml)")
+    parser.add_argument(
+        "--skip-dds", action="store_true", help="skip the DDS round trip between two processes"
     )
     parser.set_defaults(func=run)
 
@@ -21,11 +33,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     failed = 0
     for make_check in all_checks():
+        if args.skip_dds and make_check is check_dds_roundtrip:
+            continue
         start = time.monotonic()
         check = make_check()
         mark = "ok  " if check.ok else ("FAIL" if check.required else "--  ")
         print(f"[{mark}] {check.name}: {check.detail} ({time.monotonic() - start:.1f} s)")
         failed += int(check.required and not check.ok)
+    if args.profile:
+        from cowp_ros.bringup.spec import load_profile
+
+        profile = load_profile(args.profile, args.spec)
+        print(f"\nprofile '{profile.name}': {profile.description}")
+        needs = profile_needs(profile, with_launch=True, spec_path=args.spec)
+        for need in needs:
+            print(f"[{'ok  ' if need.ok else 'FAIL'}] {need.node}: {need.what}: {need.detail}")
+        missing = [need for need in needs if not need.ok]
+        if missing:
+            print(f"\n{refusal(profile.name, missing)}")
+            failed += len(missing)
     if failed:
         print(f"\n{failed} required check(s) failed.")
         return 1

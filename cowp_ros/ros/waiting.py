@@ -37,6 +37,29 @@ class Cancellable(Protocol):
     def is_set(self) -> bool: ...
 
 
+class Deadline:
+    """A wall-clock deadline: `seconds` from now.
+
+    Waits ask a deadline whether it has expired instead of comparing clocks, so a
+    motion whose speed the robot decides (the UR's speed slider) can use a deadline
+    that moves with it (`ScaledDeadline` in arm.py) through the same waits.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end = time.monotonic() + seconds
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.end
+
+    def poll_step(self) -> float:
+        """How long a wait may sleep before asking again."""
+        return max(0.0, min(POLL_S, self.end - time.monotonic()))
+
+    def describe(self) -> str:
+        return f"within {self.seconds:g} s"
+
+
 class WaitEnd(enum.Enum):
     DONE = "done"
     CANCELED = "canceled"
@@ -66,7 +89,7 @@ def wait_until(
     done: Callable[[], bool],
     *,
     cancel: Cancellable,
-    deadline: float,
+    deadline: float | Deadline,
     signal: Signal | None = None,
     silence_s: float | None = None,
     heard: Callable[[], float | None] | None = None,
@@ -74,12 +97,15 @@ def wait_until(
 ) -> WaitEnd:
     """Block until `done()`, cancel, the deadline, or `silence_s` without a message.
 
-    `heard()` gives when the relevant data last arrived (default: the signal's last
-    message); silence is counted from the later of that and the start of the wait.
-    `alive()` says whether the other side is still there; absent for `GONE_AFTER_S`
-    in a row, the wait ends `GONE`.
+    `deadline` is a `time.monotonic()` instant or a `Deadline`. `heard()` gives when
+    the relevant data last arrived (default: the signal's last message); silence is
+    counted from the later of that and the start of the wait. `alive()` says whether
+    the other side is still there; absent for `GONE_AFTER_S` in a row, the wait ends
+    `GONE`.
     """
     start = time.monotonic()
+    if not isinstance(deadline, Deadline):
+        deadline = Deadline(deadline - start)
     last_heard = heard or (lambda: signal.last_at if signal else None)
     gone_since: float | None = None
     while True:
@@ -87,9 +113,9 @@ def wait_until(
             return WaitEnd.CANCELED
         if done():
             return WaitEnd.DONE
-        now = time.monotonic()
-        if now >= deadline:
+        if deadline.expired():
             return WaitEnd.TIMEOUT
+        now = time.monotonic()
         if alive is not None:
             if alive():
                 gone_since = None
@@ -101,7 +127,7 @@ def wait_until(
             since = max(start, last_heard() or start)
             if now - since >= silence_s:
                 return WaitEnd.SILENT
-        step = max(0.0, min(POLL_S, deadline - now))
+        step = deadline.poll_step()
         if signal is not None:
             signal.wait(step)
         else:
@@ -119,7 +145,7 @@ def wait_future(
     future: Any,
     *,
     cancel: Cancellable,
-    deadline: float,
+    deadline: float | Deadline,
     alive: Callable[[], bool] | None = None,
 ) -> WaitEnd:
     """Wait for an rclpy future completed by another executor thread."""
@@ -134,23 +160,24 @@ def run_action(
     kind: str,
     cancel: Cancellable,
     server_s: float,
-    motion_s: float,
+    motion_s: float | Deadline,
     feedback: Callable[[Any], None] | None = None,
     watch_server: bool = False,
+    hint: str = "is its controller running?",
 ) -> tuple[Outcome, Any]:
     """Send one goal and wait for its result, with timeouts and cancel.
 
     Returns the outcome and the action's result message (None when there is none).
-    Works with rclpy's ActionClient and with any object of the same shape. With
+    `motion_s` is seconds or a `Deadline`, started once the server is there. Works
+    with rclpy's ActionClient and with any object of the same shape. With
     `watch_server`, a server that goes away mid-goal (its node died) ends the wait
     after `GONE_AFTER_S`, rather than at the deadline.
     """
     if not client.wait_for_server(timeout_sec=server_s):
         return Outcome.failure(
-            f"{kind} action server {server} not available within {server_s:g} s "
-            "(is its controller running?)"
+            f"{kind} action server {server} not available within {server_s:g} s ({hint})"
         ), None
-    deadline = time.monotonic() + motion_s
+    deadline = motion_s if isinstance(motion_s, Deadline) else Deadline(motion_s)
     alive = client.server_is_ready if watch_server else None
     send_future = client.send_goal_async(goal, feedback_callback=feedback)
     end = wait_future(send_future, cancel=cancel, deadline=deadline, alive=alive)
@@ -161,7 +188,7 @@ def run_action(
         send_future.add_done_callback(_cancel_when_accepted)
         if end is WaitEnd.CANCELED:
             return Outcome.canceled(f"canceled before {server} accepted the goal"), None
-        return Outcome.failure(f"{server} did not answer the goal within {motion_s:g} s"), None
+        return Outcome.failure(f"{server} did not answer the goal {deadline.describe()}"), None
     handle = send_future.result()
     if handle is None or not handle.accepted:
         return Outcome.failure(f"{server} rejected the {kind} goal"), None
@@ -176,7 +203,7 @@ def run_action(
         if end is WaitEnd.CANCELED:
             return Outcome.canceled(f"{kind} goal canceled on {server}"), None
         return Outcome.failure(
-            f"{server} did not finish within {motion_s:g} s; goal canceled"
+            f"{server} did not finish {deadline.describe()}; goal canceled"
         ), None
     wrapped = result_future.result()
     status, result = wrapped.status, wrapped.result

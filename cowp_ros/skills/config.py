@@ -40,6 +40,10 @@ class ArmConfig:
     max_joint_velocity_rad_s: float
     min_move_duration_s: float
     poses: dict[str, tuple[float, ...]]
+    # The UR driver's speed scaling (std_msgs/Float64, percent); "" = none (Gazebo).
+    speed_scaling_topic: str = ""
+    # Deadlines treat a lower scaling (a paused program) as this, so a step still ends.
+    min_speed_scaling: float = 0.05
 
     def move_duration(self, start: tuple[float, ...], goal: tuple[float, ...]) -> float:
         """Seconds for a move: the largest joint travel at the configured speed."""
@@ -49,8 +53,9 @@ class ArmConfig:
 
 @dataclass(frozen=True)
 class GripperConfig:
+    controller: str
     command_topic: str
-    gripper_command_action: str
+    gripper_action: str
     max_effort_n: float
     joint_states_topic: str
     finger_joint: str
@@ -90,9 +95,9 @@ class _Reader:
             raise CowpError(f"{path_key(self.path, self.section, key)} is missing")
         return self.data[key]
 
-    def text(self, key: str) -> str:
+    def text(self, key: str, *, may_be_empty: bool = False) -> str:
         value = self._get(key)
-        if not isinstance(value, str) or not value:
+        if not isinstance(value, str) or not (value or may_be_empty):
             raise CowpError(f"{path_key(self.path, self.section, key)} must be a non-empty string")
         return value
 
@@ -158,6 +163,15 @@ def load_robot_config(path: Path) -> RobotConfig:
             )
         poses[str(name)] = tuple(float(v) for v in value)
 
+    if "gripper_command_action" in gripper.data and "gripper_action" not in gripper.data:
+        raise CowpError(
+            f"{path}: gripper.gripper_command_action was renamed gripper.gripper_action",
+            hint="rename the key; it names the gripper controller's action "
+            "(/gripper_action_controller/gripper_cmd with the Hand-E driver)",
+        )
+    min_scaling = arm.number("min_speed_scaling")
+    if min_scaling > 1.0:
+        raise CowpError(f"{path_key(path, 'arm', 'min_speed_scaling')} must be in (0, 1]")
     open_m = gripper.number("open_position_m")
     closed_m = gripper.number("closed_position_m", positive=False)
     threshold = gripper.number("grasp_threshold_m", positive=False)
@@ -190,10 +204,13 @@ def load_robot_config(path: Path) -> RobotConfig:
             max_joint_velocity_rad_s=arm.number("max_joint_velocity_rad_s"),
             min_move_duration_s=arm.number("min_move_duration_s"),
             poses=poses,
+            speed_scaling_topic=arm.text("speed_scaling_topic", may_be_empty=True),
+            min_speed_scaling=min_scaling,
         ),
         gripper=GripperConfig(
+            controller=gripper.text("controller"),
             command_topic=gripper.text("command_topic"),
-            gripper_command_action=gripper.text("gripper_command_action"),
+            gripper_action=gripper.text("gripper_action"),
             max_effort_n=gripper.number("max_effort_n"),
             joint_states_topic=gripper.text("joint_states_topic"),
             finger_joint=gripper.text("finger_joint"),

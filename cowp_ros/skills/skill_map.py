@@ -64,7 +64,7 @@ class SkillCall:
     arguments: tuple[str, ...]
     skill: Skill
     roles: dict[str, str]
-    matched_by: str  # "action", "variant of NAME" or "pattern REGEX"
+    matched_by: str  # "action", "variant of NAME", "pattern REGEX" or "skill called directly"
 
 
 @dataclass
@@ -95,7 +95,13 @@ class SkillMap:
         )
 
     def resolve(self, action: str, arguments: list[str] | tuple[str, ...]) -> SkillCall:
-        """Bind a plan step's arguments to its skill's roles."""
+        """Bind a plan step's arguments to its skill's roles.
+
+        A skill's own name with ROLE=VALUE arguments (pick object=cup_1) calls that
+        skill directly: how a person tries one skill alone (`cowp skill`).
+        """
+        if action in self.skills and arguments and all("=" in a for a in arguments):
+            return self.call_skill(action, arguments)
         binding, matched_by = self.binding_for(action)
         skill = self.skills[binding.skill]
         args = tuple(arguments)
@@ -112,6 +118,34 @@ class SkillMap:
                 )
             roles[role] = args[source]
         return SkillCall(action, args, skill, roles, matched_by)
+
+    def call_skill(self, name: str, assignments: list[str] | tuple[str, ...]) -> SkillCall:
+        """A skill with its roles given as ROLE=VALUE; every role, and no other."""
+        skill = self.skills.get(name)
+        if skill is None:
+            raise CowpError(
+                f"no skill '{name}' in {self.path}",
+                hint=f"skills: {', '.join(sorted(self.skills))}",
+            )
+        roles: dict[str, str] = {}
+        for assignment in assignments:
+            role, sep, value = assignment.partition("=")
+            if not sep or not role or not value:
+                raise CowpError(f"'{assignment}' is not ROLE=VALUE")
+            roles[role.strip()] = value.strip()
+        wanted = ", ".join(f"{r}=..." for r in sorted(skill.roles)) or "no roles"
+        unknown = set(roles) - skill.roles
+        if unknown:
+            raise CowpError(
+                f"skill '{name}' has no role {', '.join(sorted(unknown))}",
+                hint=f"it takes {wanted}",
+            )
+        missing = skill.roles - set(roles)
+        if missing:
+            raise CowpError(
+                f"skill '{name}' needs {', '.join(sorted(missing))}", hint=f"it takes {wanted}"
+            )
+        return SkillCall(name, tuple(assignments), skill, roles, "skill called directly")
 
 
 def _binding(path: Path, where: str, entry: Any, skills: dict[str, Skill]) -> Binding:

@@ -1,131 +1,673 @@
-"""The launch files translate the node spec and nothing else.
+"""The launch files against stand-ins of launch and launch_ros that resolve like them.
 
-launch and launch_ros are not installable from PyPI, so these tests give the launch
-files minimal stand-ins of the few classes they use (recording their arguments) and
-check that each launch file yields exactly the spec's nodes, parameter files,
-overrides and remappings: the part `cowp bringup` is tested on for real.
+launch and launch_ros are not installable from PyPI, so the few classes the launch files
+use are replaced by stand-ins that do what the real ones do where it can fail:
+
+- a `Node` is resolved as launch_ros's ExecutableInPackage does it: the package's
+  prefix from the ament index, then `<prefix>/lib/<package>/<executable>` must exist
+  and be executable; its parameter files must exist;
+- `FindPackageShare` is ament_index_python's `get_package_share_directory`, and an
+  included launch file must exist there;
+- `Command` runs its command (xacro, for the robot description);
+- `OpaqueFunction`s run in order with the launch context, as `ros2 launch` runs them.
+
+They resolve against an install tree built for the test: cowp_ros as colcon installs it
+(setup.py's data_files and console scripts), and the upstream packages with exactly the
+executables and files docs/kilted_interfaces.md records (with a small ur_description
+stand-in macro, so that the real xacro expands the robot description). A wrong
+executable name, a file setup.py does not install, or an upstream file that does not
+exist fails here.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import runpy
+import shlex
+import shutil
+import subprocess
 import sys
 import types
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
+import yaml
 
+from cowp_ros import resources
 from cowp_ros.bringup.spec import load_profile
+from cowp_ros.errors import CowpError
 
-LAUNCH_DIR = Path(__file__).resolve().parents[2] / "launch"
+ROOT = Path(__file__).resolve().parents[2]
+LAUNCH_DIR = ROOT / "launch"
+FACTS = importlib.util.spec_from_file_location(
+    "kilted_facts", ROOT / "test" / "skills" / "kilted_facts.py"
+)
+assert FACTS and FACTS.loader
+kilted_facts = importlib.util.module_from_spec(FACTS)
+FACTS.loader.exec_module(kilted_facts)
 
 
-class Recorded:
-    """Any launch class: remembers how it was built."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.args = args
-        self.kwargs = kwargs
+class SubstitutionFailure(Exception):  # noqa: N818 (launch's own name)
+    """launch.substitutions.substitution_failure.SubstitutionFailure."""
 
 
-class LaunchConfiguration:
-    values: ClassVar[dict[str, str]] = {}
+# --- the install tree ------------------------------------------------------------
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+UR_MACRO_STAND_IN = """<?xml version="1.0"?>
+<!-- Test stand-in of ur_description's ur_robot macro: the parameters it takes
+     (docs/kilted_interfaces.md) and a chain with the UR joint names ending in tool0. -->
+<robot xmlns:xacro="http://wiki.ros.org/xacro">
+  <xacro:macro name="ur_robot" params="name tf_prefix parent *origin
+      joint_limits_parameters_file kinematics_parameters_file physical_parameters_file
+      visual_parameters_file force_abs_paths:=false">
+    <xacro:property name="chain" value="${['base_link', 'shoulder_link', 'upper_arm_link',
+        'forearm_link', 'wrist_1_link', 'wrist_2_link', 'wrist_3_link']}"/>
+    <xacro:property name="joints" value="${['shoulder_pan_joint', 'shoulder_lift_joint',
+        'elbow_joint', 'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']}"/>
+    <link name="${tf_prefix}base_link"/>
+    <joint name="${tf_prefix}base_joint" type="fixed">
+      <xacro:insert_block name="origin"/>
+      <parent link="${parent}"/>
+      <child link="${tf_prefix}base_link"/>
+    </joint>
+    <xacro:macro name="chain_link" params="index">
+      <link name="${tf_prefix}${chain[index + 1]}"/>
+      <joint name="${tf_prefix}${joints[index]}" type="revolute">
+        <parent link="${tf_prefix}${chain[index]}"/>
+        <child link="${tf_prefix}${chain[index + 1]}"/>
+        <axis xyz="0 0 1"/>
+        <limit lower="-6.28" upper="6.28" effort="150" velocity="3.14"/>
+      </joint>
+      <xacro:if value="${index &lt; 5}"><xacro:chain_link index="${index + 1}"/></xacro:if>
+    </xacro:macro>
+    <xacro:chain_link index="0"/>
+    <link name="${tf_prefix}tool0"/>
+    <joint name="${tf_prefix}wrist_3-tool0" type="fixed">
+      <parent link="${tf_prefix}wrist_3_link"/>
+      <child link="${tf_prefix}tool0"/>
+    </joint>
+  </xacro:macro>
+</robot>
+"""
 
-    def perform(self, _context: Any) -> str:
-        return self.values[self.name]
+
+def setup_py() -> dict[str, Any]:
+    """The arguments setup.py gives setuptools.setup (data files, console scripts)."""
+    captured: dict[str, Any] = {}
+    import setuptools
+
+    real = setuptools.setup
+    setuptools.setup = lambda **kwargs: captured.update(kwargs)  # type: ignore[assignment]
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        runpy.run_path(str(ROOT / "setup.py"))
+    finally:
+        os.chdir(cwd)
+        setuptools.setup = real  # type: ignore[assignment]
+    return captured
+
+
+def add_package(prefix: Path, package: str) -> None:
+    marker = prefix / "share" / "ament_index" / "resource_index" / "packages" / package
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    (prefix / "share" / package).mkdir(parents=True, exist_ok=True)
+
+
+def add_executable(prefix: Path, package: str, name: str) -> None:
+    path = prefix / "lib" / package / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+
+
+def build_install_tree(prefix: Path) -> None:
+    """cowp_ros as colcon installs it, and the upstream packages the facts record."""
+    setup = setup_py()
+    for destination, files in setup["data_files"]:
+        for name in files:
+            target = prefix / destination / Path(name).name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / name, target)
+    for script in setup["entry_points"]["console_scripts"]:
+        add_executable(prefix, "cowp_ros", script.split("=")[0].strip())
+    facts = kilted_facts.facts()
+    spec = yaml.safe_load((ROOT / "config" / "bringup.yaml").read_text())
+    packages = {p for entry in spec["profiles"].values() for p in entry.get("launch_packages", [])}
+    for package in packages:
+        add_package(prefix, package)
+    for key, fact in facts.items():
+        kind, _, package = key.partition(".")
+        if kind == "executables":
+            add_package(prefix, package)
+            for name in fact.values:
+                add_executable(prefix, package, name)
+        elif kind == "share":
+            add_package(prefix, package)
+            for name in fact.values:
+                path = prefix / "share" / package / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(UR_MACRO_STAND_IN if name == "urdf/ur_macro.xacro" else "")
+
+
+@pytest.fixture(scope="module")
+def install(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    prefix = tmp_path_factory.mktemp("install")
+    build_install_tree(prefix)
+    return prefix
 
 
 @pytest.fixture
-def fake_launch(monkeypatch: pytest.MonkeyPatch) -> type[LaunchConfiguration]:
+def installed(install: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Resolve packages in the install tree; cowp_ros's files from its share/ as well."""
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(install))
+    monkeypatch.delenv("COWP_SHARE_DIR", raising=False)
+    monkeypatch.setattr(resources, "SOURCE_ROOT", tmp_path / "not-a-source-tree")
+    resources.share_dir.cache_clear()
+    yield install
+    resources.share_dir.cache_clear()
+
+
+# --- the stand-ins ---------------------------------------------------------------
+
+
+def perform(value: Any, context: Context) -> Any:
+    """A substitution, a list of them, or a plain value, as launch performs it."""
+    if isinstance(value, Substitution):
+        return value.perform(context)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Substitution) for v in value):
+        return "".join(str(perform(v, context)) for v in value)
+    if isinstance(value, dict):
+        return {k: perform(v, context) for k, v in value.items()}
+    if isinstance(value, ParameterValue):
+        return value.evaluate(context)
+    return value
+
+
+@dataclass
+class Context:
+    launch_configurations: dict[str, str] = field(default_factory=dict)
+
+
+class Substitution:
+    def perform(self, context: Context) -> str:
+        raise NotImplementedError
+
+
+class LaunchConfiguration(Substitution):
+    def __init__(self, name: str, default: Any = None) -> None:
+        self.name, self.default = name, default
+
+    def perform(self, context: Context) -> str:
+        if self.name in context.launch_configurations:
+            return context.launch_configurations[self.name]
+        if self.default is None:
+            raise SubstitutionFailure(f"launch configuration '{self.name}' does not exist")
+        return str(perform(self.default, context))
+
+
+class FindPackageShare(Substitution):
+    def __init__(self, package: Any) -> None:
+        self.package = package
+
+    def perform(self, context: Context) -> str:
+        from ament_index_python.packages import get_package_share_directory
+
+        return get_package_share_directory(str(perform(self.package, context)))
+
+
+class PathJoinSubstitution(Substitution):
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def perform(self, context: Context) -> str:
+        return os.path.join(*(str(perform(p, context)) for p in self.parts))
+
+
+class FindExecutable(Substitution):
+    def __init__(self, *, name: str) -> None:
+        self.name = name
+
+    def perform(self, context: Context) -> str:
+        found = shutil.which(self.name, path=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+        if found is None:
+            raise SubstitutionFailure(f"executable '{self.name}' not found on the PATH")
+        return found
+
+
+class Command(Substitution):
+    def __init__(self, parts: list[Any]) -> None:
+        self.parts = parts
+
+    def perform(self, context: Context) -> str:
+        command = "".join(str(perform(p, context)) for p in self.parts)
+        result = subprocess.run(shlex.split(command), capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise SubstitutionFailure(f"command {command!r} failed: {result.stderr}")
+        return result.stdout
+
+
+class ParameterValue:
+    def __init__(self, value: Any, *, value_type: type | None = None) -> None:
+        self.value, self.value_type = value, value_type
+
+    def evaluate(self, context: Context) -> Any:
+        performed = perform(self.value, context)
+        return self.value_type(performed) if self.value_type else performed
+
+
+class Action:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.args, self.kwargs = args, kwargs
+
+
+class LaunchDescription(Action):
+    pass
+
+
+class DeclareLaunchArgument(Action):
+    pass
+
+
+class OpaqueFunction(Action):
+    pass
+
+
+class PythonLaunchDescriptionSource(Action):
+    pass
+
+
+class IncludeLaunchDescription(Action):
+    pass
+
+
+class Node(Action):
+    pass
+
+
+@dataclass
+class Resolved:
+    """What the launch files made: processes and included launch files, resolved."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    includes: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    declared: dict[str, str] = field(default_factory=dict)
+
+    def node(self, name: str) -> dict[str, Any]:
+        (found,) = [n for n in self.nodes if n["name"] == name]
+        return found
+
+
+def resolve_node(action: Node, context: Context) -> dict[str, Any]:
+    """launch_ros's Node: ExecutableInPackage, parameter files, evaluated parameters."""
+    from ament_index_python.packages import get_package_prefix
+
+    package = str(perform(action.kwargs["package"], context))
+    executable = str(perform(action.kwargs["executable"], context))
+    libexec = Path(get_package_prefix(package)) / "lib" / package
+    if not libexec.is_dir():
+        raise SubstitutionFailure(f"package '{package}': libexec directory {libexec} missing")
+    path = libexec / executable
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        raise SubstitutionFailure(f"executable '{executable}' not found in {libexec}")
+    parameters = []
+    for entry in action.kwargs.get("parameters") or []:
+        value = perform(entry, context)
+        if isinstance(value, (str, Path)):
+            if not Path(value).is_file():
+                raise SubstitutionFailure(f"parameter file {value} does not exist")
+            value = str(value)
+        parameters.append(value)
+    return {
+        "name": action.kwargs.get("name"),
+        "package": package,
+        "executable": executable,
+        "path": path,
+        "parameters": parameters,
+        "remappings": list(action.kwargs.get("remappings") or []),
+        "arguments": [str(perform(a, context)) for a in action.kwargs.get("arguments") or []],
+    }
+
+
+def visit(action: Any, context: Context, resolved: Resolved) -> None:
+    if isinstance(action, LaunchDescription):
+        for child in action.args[0]:
+            visit(child, context, resolved)
+    elif isinstance(action, DeclareLaunchArgument):
+        name = action.args[0]
+        default = action.kwargs.get("default_value")
+        resolved.declared[name] = default
+        context.launch_configurations.setdefault(name, default)
+    elif isinstance(action, OpaqueFunction):
+        function = action.kwargs["function"]
+        results = function(
+            context, *action.kwargs.get("args", []), **action.kwargs.get("kwargs", {})
+        )
+        for child in results or []:
+            visit(child, context, resolved)
+    elif isinstance(action, IncludeLaunchDescription):
+        source = action.args[0]
+        location = str(perform(source.args[0], context))
+        if not Path(location).is_file():
+            raise SubstitutionFailure(f"included launch file {location} does not exist")
+        arguments = {k: str(perform(v, context)) for k, v in action.kwargs["launch_arguments"]}
+        resolved.includes.append((location, arguments))
+    elif isinstance(action, Node):
+        resolved.nodes.append(resolve_node(action, context))
+    else:
+        raise AssertionError(f"no stand-in for {action!r}")
+
+
+@pytest.fixture
+def fake_launch(monkeypatch: pytest.MonkeyPatch) -> None:
     modules = {
-        "launch": {"LaunchDescription": Recorded},
+        "launch": {"LaunchDescription": LaunchDescription},
         "launch.actions": {
-            "DeclareLaunchArgument": Recorded,
-            "OpaqueFunction": Recorded,
-            "IncludeLaunchDescription": Recorded,
-            "ExecuteProcess": Recorded,
-            "SetEnvironmentVariable": Recorded,
+            "DeclareLaunchArgument": DeclareLaunchArgument,
+            "OpaqueFunction": OpaqueFunction,
+            "IncludeLaunchDescription": IncludeLaunchDescription,
         },
-        "launch.substitutions": {"LaunchConfiguration": LaunchConfiguration},
-        "launch.launch_description_sources": {"PythonLaunchDescriptionSource": Recorded},
+        "launch.substitutions": {
+            "LaunchConfiguration": LaunchConfiguration,
+            "PathJoinSubstitution": PathJoinSubstitution,
+            "Command": Command,
+            "FindExecutable": FindExecutable,
+        },
+        "launch.launch_description_sources": {
+            "PythonLaunchDescriptionSource": PythonLaunchDescriptionSource
+        },
         "launch_ros": {},
-        "launch_ros.actions": {"Node": Recorded},
-        "launch_ros.substitutions": {"FindPackageShare": Recorded},
+        "launch_ros.actions": {"Node": Node},
+        "launch_ros.substitutions": {"FindPackageShare": FindPackageShare},
+        "launch_ros.parameter_descriptions": {"ParameterValue": ParameterValue},
     }
     for name, attributes in modules.items():
         module = types.ModuleType(name)
         for attribute, value in attributes.items():
             setattr(module, attribute, value)
         monkeypatch.setitem(sys.modules, name, module)
-    return LaunchConfiguration
 
 
-def run_launch_file(name: str, arguments: dict[str, str]) -> tuple[list[Any], list[Any]]:
-    """(declared arguments + extra actions, node actions) of a launch file."""
-    spec = importlib.util.spec_from_file_location(name, LAUNCH_DIR / name)
+@pytest.fixture(autouse=True)
+def llm_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """commonsense needs a language model; a configured server is enough to start."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+
+
+@pytest.fixture
+def ros_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The robot profiles' executor imports control_msgs and nav2_msgs, which a Kilted
+    install has and this machine cannot: the launch files' profile check sees them."""
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name in ("control_msgs", "nav2_msgs"):
+            return types.SimpleNamespace(name=name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+def run_launch_file(name: str, arguments: dict[str, str] | None = None) -> Resolved:
+    spec = importlib.util.spec_from_file_location(name.replace(".", "_"), LAUNCH_DIR / name)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    description = module.generate_launch_description()
-    actions = description.args[0]
-    opaque = [a for a in actions if "function" in a.kwargs]
-    assert len(opaque) == 1
-    defaults = {
-        a.args[0]: a.kwargs["default_value"] for a in actions if "default_value" in a.kwargs
-    }
-    LaunchConfiguration.values = {**defaults, **arguments}
-    nodes = opaque[0].kwargs["function"](None)
-    return [a for a in actions if a is not opaque[0]], nodes
+    resolved = Resolved()
+    visit(module.generate_launch_description(), Context(dict(arguments or {})), resolved)
+    return resolved
 
 
-def assert_nodes_match_profile(nodes: list[Any], profile_name: str, overrides: dict) -> None:
+def assert_nodes_match_profile(
+    resolved: Resolved, profile_name: str, install: Path, overrides: dict | None = None
+) -> None:
     profile = load_profile(profile_name)
-    own = [s for s in profile.nodes if not s.external]
-    assert [n.kwargs["name"] for n in nodes] == [s.name for s in own]
-    for node, spec in zip(nodes, own, strict=True):
-        assert node.kwargs["package"] == spec.package
-        assert node.kwargs["executable"] == spec.executable
-        assert node.kwargs["remappings"] == list(spec.remappings)
+    own = {s.name: s for s in profile.nodes if not s.external}
+    ours = [n for n in resolved.nodes if n["name"] in own]
+    assert [n["name"] for n in ours] == list(own)
+    for node in ours:
+        spec = own[node["name"]]
+        assert node["package"] == "cowp_ros" == spec.package
+        assert node["path"] == install / "lib" / "cowp_ros" / spec.executable
+        assert node["remappings"] == list(spec.remappings)
         files = [str(p) for p in spec.parameter_files]
-        assert node.kwargs["parameters"][: len(files)] == files
-        expected = {**spec.parameters, **overrides.get(spec.name, {})}
-        inline = node.kwargs["parameters"][len(files) :]
+        assert node["parameters"][: len(files)] == files
+        assert all(f.startswith(str(install / "share" / "cowp_ros")) for f in files)
+        expected = {**spec.parameters, **(overrides or {}).get(spec.name, {})}
+        inline = node["parameters"][len(files) :]
         assert (inline[0] if inline else {}) == expected
 
 
-@pytest.mark.usefixtures("fake_launch")
+# --- the tests -------------------------------------------------------------------
+
+pytestmark = pytest.mark.usefixtures("fake_launch", "installed", "ros_messages")
+
+
 @pytest.mark.parametrize("profile", ["sim", "replay", "robot", "gazebo"])
-def test_generic_launch_file_starts_each_profiles_nodes(profile: str) -> None:
-    _, nodes = run_launch_file("cowp.launch.py", {"profile": profile})
-    assert_nodes_match_profile(nodes, profile, {})
+def test_generic_launch_file_starts_each_profiles_installed_nodes(profile, installed) -> None:
+    resolved = run_launch_file("cowp.launch.py", {"profile": profile})
+    assert_nodes_match_profile(resolved, profile, installed)
 
 
-@pytest.mark.usefixtures("fake_launch")
-def test_overrides_argument_reaches_the_node_parameters() -> None:
-    _, nodes = run_launch_file(
+def test_overrides_argument_reaches_the_node_parameters(installed) -> None:
+    resolved = run_launch_file(
         "cowp.launch.py", {"overrides": "sim_world.scenario=other sim_world.rate_hz=5"}
     )
-    assert_nodes_match_profile(nodes, "sim", {"sim_world": {"scenario": "other", "rate_hz": 5}})
+    overrides = {"sim_world": {"scenario": "other", "rate_hz": 5}}
+    assert_nodes_match_profile(resolved, "sim", installed, overrides)
 
 
-@pytest.mark.usefixtures("fake_launch")
-def test_robot_launch_file_defaults_to_the_robot_profile() -> None:
-    declared, nodes = run_launch_file("robot.launch.py", {})
-    assert_nodes_match_profile(nodes, "robot", {})
-    assert {a.args[0] for a in declared if a.args} == {"profile", "overrides"}
+def test_robot_launch_file_defaults_to_the_robot_profile(installed) -> None:
+    resolved = run_launch_file("robot.launch.py")
+    assert_nodes_match_profile(resolved, "robot", installed)
+    assert set(resolved.declared) == {"profile", "overrides"}
 
 
-@pytest.mark.usefixtures("fake_launch")
-def test_gazebo_launch_file_adds_the_simulator_and_bridge() -> None:
-    declared, nodes = run_launch_file("gazebo.launch.py", {})
-    assert_nodes_match_profile(nodes, "gazebo", {})
-    assert all(n.kwargs["parameters"][-1]["use_sim_time"] is True for n in nodes)
-    include = next(a for a in declared if "launch_arguments" in a.kwargs)
-    world = dict(include.kwargs["launch_arguments"])["gz_args"]
-    assert world.startswith("-r ") and Path(world[3:]).is_file()
-    bridge = next(a for a in declared if a.kwargs.get("package") == "ros_gz_bridge")
-    assert Path(bridge.kwargs["parameters"][0]["config_file"]).is_file()
+def test_a_launch_file_refuses_before_any_node_when_the_profile_lacks_something(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a, **k: None if name == "control_msgs" else real(name, *a, **k),
+    )
+    with pytest.raises(CowpError, match="ros-kilted-control-msgs"):
+        run_launch_file("robot.launch.py")
+
+
+def test_the_stand_ins_fail_on_a_wrong_executable_or_a_missing_installed_file(
+    installed: Path,
+) -> None:
+    context = Context()
+    with pytest.raises(SubstitutionFailure, match="executable 'ur_ros2_control_node'"):
+        resolve_node(Node(package="controller_manager", executable="ur_ros2_control_node"), context)
+    from ament_index_python.packages import PackageNotFoundError
+
+    with pytest.raises(PackageNotFoundError):
+        resolve_node(Node(package="ur_robot_driver", executable="dashboard_client"), context)
+    missing = installed / "share" / "cowp_ros" / "config" / "nothing.yaml"
+    with pytest.raises(SubstitutionFailure, match=r"nothing\.yaml does not exist"):
+        resolve_node(
+            Node(package="cowp_ros", executable="executor", parameters=[str(missing)]), context
+        )
+
+
+# --- Gazebo ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def gazebo(installed: Path) -> Resolved:
+    return run_launch_file("gazebo.launch.py")
+
+
+def test_gazebo_starts_one_gazebo_server_with_the_installed_world(gazebo, installed) -> None:
+    (include,) = gazebo.includes
+    location, arguments = include
+    assert location == str(installed / "share" / "ros_gz_sim" / "launch" / "gz_sim.launch.py")
+    assert set(arguments) <= set(kilted_facts.fact("ros_gz_sim.launch_arguments").values)
+    world = arguments["gz_args"].split()[-1]
+    assert world == str(installed / "share" / "cowp_ros" / "config" / "gazebo" / "kitchen.sdf")
+    assert arguments["gz_args"].startswith("-r ")
+    assert not any(n["executable"] == "gz" for n in gazebo.nodes)
+
+
+def test_gazebo_nodes_use_simulated_time(gazebo) -> None:
+    for node in gazebo.nodes:
+        if node["name"] == "spawn_robot":
+            continue  # ros_gz_sim create exits once the robot is spawned
+        assert any(isinstance(p, dict) and p.get("use_sim_time") is True
+                   for p in node["parameters"]), node["name"]  # fmt: skip
+
+
+def robot_description(gazebo: Resolved) -> ET.Element:
+    rsp = gazebo.node("robot_state_publisher")
+    text = rsp["parameters"][0]["robot_description"]
+    assert isinstance(text, str)
+    return ET.fromstring(text)
+
+
+def test_one_robot_description_with_base_arm_hand_and_camera(gazebo) -> None:
+    from cowp_ros.skills.config import load_robot_config
+
+    robot = load_robot_config(ROOT / "config" / "robot.yaml")
+    urdf = robot_description(gazebo)
+    joints = {j.get("name"): j for j in urdf.findall("joint")}
+    assert set(robot.arm.joint_names) <= set(joints)
+    assert set(kilted_facts.fact("ur.joints").values) == set(robot.arm.joint_names)
+    finger = joints[robot.gripper.finger_joint]
+    assert finger.get("type") == "prismatic"
+    limit = finger.find("limit")
+    assert limit is not None
+    assert (float(limit.get("lower")), float(limit.get("upper"))) == (
+        robot.gripper.closed_position_m,
+        robot.gripper.open_position_m,
+    )
+    mimic = joints[kilted_facts.fact("hande.mimic_joint").value].find("mimic")
+    assert mimic is not None and mimic.get("joint") == robot.gripper.finger_joint
+    assert {"left_wheel_joint", "right_wheel_joint"} <= set(joints)
+    links = {link.get("name") for link in urdf.findall("link")}
+    assert {"base_footprint", "base_link", "tool0", "wrist_camera_optical_frame"} <= links
+    # ros2_control: every arm joint and the finger commanded by position; the mimic
+    # joint with state interfaces only.
+    (control,) = urdf.findall("ros2_control")
+    assert (
+        control.findtext("hardware/plugin") == kilted_facts.fact("gz_ros2_control.hardware").value
+    )
+    commanded = {
+        j.get("name") for j in control.findall("joint") if j.find("command_interface") is not None
+    }
+    assert commanded == {*robot.arm.joint_names, robot.gripper.finger_joint}
+    for joint in control.findall("joint"):
+        states = {s.get("name") for s in joint.findall("state_interface")}
+        assert set(kilted_facts.fact("parallel_gripper.required_state_interfaces").values) <= states
+    home = robot.arm.poses["home"]
+    for joint in control.findall("joint"):
+        if joint.get("name") in robot.arm.joint_names:
+            start = float(joint.findtext("state_interface[@name='position']/param"))
+            assert start == pytest.approx(home[robot.arm.joint_names.index(joint.get("name"))])
+
+
+def test_gazebo_plugins_and_sensors_match_the_bridge_and_the_contract(gazebo) -> None:
+    from cowp_ros.skills.config import load_robot_config
+
+    robot = load_robot_config(ROOT / "config" / "robot.yaml")
+    urdf = robot_description(gazebo)
+    plugins = {p.get("filename"): p for p in urdf.findall("gazebo/plugin")}
+    filename, name = kilted_facts.fact("gz_ros2_control.plugin").values
+    assert plugins[filename].get("name") == name
+    parameters = Path(plugins[filename].findtext("parameters"))
+    assert parameters == Path(gazebo.node("spawn_gripper_action_controller")["arguments"][-1])
+    assert parameters.is_file()
+    known = set(kilted_facts.fact("gz_sim.system_filenames").values)
+    assert set(plugins) - {filename} <= known
+    drive = plugins["gz-sim-diff-drive-system"]
+    allowed = set(kilted_facts.fact("gz_sim.diff_drive_parameters").values)
+    assert {child.tag for child in drive} <= allowed
+    bridge = yaml.safe_load(
+        Path(gazebo.node("ros_gz_bridge")["parameters"][0]["config_file"]).read_text()
+    )
+    by_gz = {entry["gz_topic_name"]: entry for entry in bridge}
+    assert by_gz[drive.findtext("topic")]["ros_topic_name"] == "/cmd_vel"
+    assert by_gz[drive.findtext("odom_topic")]["ros_topic_name"] == robot.base.odom_topic
+    assert by_gz[drive.findtext("tf_topic")]["ros_topic_name"] == "/tf"
+    wheels = plugins["gz-sim-joint-state-publisher-system"]
+    assert by_gz[wheels.findtext("topic")]["ros_topic_name"] == "/joint_states"
+    sensors = {s.get("type"): s for s in urdf.findall("gazebo/sensor")}
+    camera = sensors["camera"]
+    assert by_gz[camera.findtext("topic")]["ros_topic_name"] == robot.camera.image_topic
+    assert by_gz[camera.findtext("camera/camera_info_topic")]["ros_type_name"] == (
+        "sensor_msgs/msg/CameraInfo"
+    )
+    lidar = sensors["gpu_lidar"]
+    assert (
+        by_gz[lidar.findtext("topic")]["ros_topic_name"]
+        == "/" + kilted_facts.fact("nav2.scan_topic").value
+    )
+
+
+def test_gazebo_spawns_the_robot_and_its_controllers(gazebo, installed) -> None:
+    spawn = gazebo.node("spawn_robot")
+    arguments = spawn["arguments"]
+    options = set(kilted_facts.fact("ros_gz_sim.create_options").values)
+    assert {a for a in arguments if a.startswith("-")} <= options
+    assert arguments[arguments.index("-topic") + 1] == "robot_description"
+    controllers = yaml.safe_load((installed / "share" / "cowp_ros" / "config" / "gazebo" /
+                                  "controllers.yaml").read_text())  # fmt: skip
+    types_ = controllers["controller_manager"]["ros__parameters"]
+    spawned = []
+    for node in gazebo.nodes:
+        if node["executable"] == "spawner":
+            spawned.append(node["arguments"][0])
+            flags = {a for a in node["arguments"] if a.startswith("--")}
+            assert flags <= set(kilted_facts.fact("controller_manager.spawner_options").values)
+    assert spawned == ["joint_state_broadcaster", "scaled_joint_trajectory_controller",
+                       "gripper_action_controller"]  # fmt: skip
+    assert (
+        types_["gripper_action_controller"]["type"]
+        == kilted_facts.fact("parallel_gripper.type").value
+    )
+    assert (
+        types_["scaled_joint_trajectory_controller"]["type"]
+        == kilted_facts.fact("joint_trajectory_controller.type").value
+    )
+    gripper = controllers["gripper_action_controller"]["ros__parameters"]
+    assert set(gripper) <= set(kilted_facts.fact("parallel_gripper.parameters").values)
+    static = gazebo.node("map_to_odom")
+    flags = [a for a in static["arguments"] if a.startswith("--")]
+    assert set(flags) <= set(kilted_facts.fact("static_transform_publisher.options").values)
+
+
+def test_gazebo_profile_drives_the_base_without_a_map(gazebo, installed) -> None:
+    assert_nodes_match_profile(gazebo, "gazebo", installed)
+    assert "base_controller" in {n["name"] for n in gazebo.nodes}
+    assert not any("nav2" in location for location, _ in gazebo.includes)
+
+
+def test_gazebo_nav2_option_starts_navigation_on_the_kitchen_map(installed) -> None:
+    resolved = run_launch_file("gazebo.launch.py", {"profile": "gazebo_nav2"})
+    assert_nodes_match_profile(resolved, "gazebo_nav2", installed)
+    locations = {Path(location).name: arguments for location, arguments in resolved.includes}
+    arguments = locations["navigation_launch.py"]
+    assert set(arguments) <= set(kilted_facts.fact("nav2_bringup.navigation_arguments").values)
+    assert arguments["use_sim_time"] == "true"
+    map_server = resolved.node("map_server")
+    assert Path(map_server["parameters"][0]["yaml_filename"]).is_file()
+    manager = resolved.node("lifecycle_manager_map")
+    assert manager["parameters"][0]["node_names"] == ["map_server"]
+    assert "base_controller" not in {n["name"] for n in resolved.nodes}
+
+
+def test_every_package_the_gazebo_launch_file_uses_is_checked_by_the_profile(installed) -> None:
+    spec = yaml.safe_load((ROOT / "config" / "bringup.yaml").read_text())
+    for profile in ("gazebo", "gazebo_nav2"):
+        resolved = run_launch_file("gazebo.launch.py", {"profile": profile})
+        used = {n["package"] for n in resolved.nodes} - {"cowp_ros"}
+        used |= {Path(location).parts[-3] for location, _ in resolved.includes}
+        declared = set(spec["profiles"][profile]["launch_packages"])
+        assert used <= declared, used - declared

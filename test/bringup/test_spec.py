@@ -87,7 +87,7 @@ def test_bad_overrides_are_named(assignment: str, message: str) -> None:
 
 
 def test_unknown_profile_lists_the_known_ones() -> None:
-    with pytest.raises(CowpError, match="known profiles: gazebo, replay, robot, sim"):
+    with pytest.raises(CowpError, match="known profiles: gazebo, gazebo_nav2, replay, robot, sim"):
         load_profile("moon")
 
 

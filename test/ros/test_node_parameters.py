@@ -23,6 +23,7 @@ NODES = sorted(m.name for m in pkgutil.iter_modules(cowp_ros.ros.nodes.__path__)
 
 def test_every_node_module_is_listed() -> None:
     assert NODES == [
+        "base_controller",
         "commonsense",
         "executor",
         "planner",

@@ -2,15 +2,16 @@
 
 Each fake is a small node that behaves like the real driver on the topics of
 config/robot.yaml: a joint trajectory controller that follows the trajectory it gets
-and publishes /joint_states, a Hand-E that closes until it meets an object, a base
-that drives toward /goal_pose and publishes /odom. control_msgs and
-nav2_simple_commander are not installable here, so the action-mode backends are tested
-against test doubles of rclpy's ActionClient and of BasicNavigator with the same API.
+(at the speed scaling it publishes, like the UR's scaled controller) and publishes
+/joint_states, a Hand-E that closes until it meets an object, a base that drives
+toward /goal_pose and publishes /odom. control_msgs and nav2_msgs are not installable
+here, so the action-mode backends are tested against a test double of rclpy's
+ActionClient whose servers follow the upstream controllers' rules, with goal and
+result types built from docs/kilted_interfaces.md (kilted_facts.py).
 """
 
 from __future__ import annotations
 
-import enum
 import math
 import threading
 import time
@@ -27,7 +28,7 @@ from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 RATE_S = 0.02
@@ -93,6 +94,8 @@ class FakeArmController(Node):
     """Follows a one-point JointTrajectory linearly in time; publishes /joint_states.
 
     stall: takes trajectories but never moves (a controller that is not active).
+    speed_fraction: plays trajectories at this fraction of their speed, as the UR's
+    scaled_joint_trajectory_controller does at the pendant's speed slider.
     """
 
     def __init__(
@@ -104,11 +107,13 @@ class FakeArmController(Node):
         trajectory_topic: str | None,
         joint_states_topic: str = "/joint_states",
         stall: bool = False,
+        speed_fraction: float = 1.0,
     ) -> None:
         super().__init__("fake_arm_controller", context=harness.context)
         self.joint_names = joint_names
         self.positions = list(start)
         self.stall = stall
+        self.speed_fraction = speed_fraction
         self.received: list[JointTrajectory] = []
         self._lock = threading.Lock()
         self._motion: tuple[float, float, list[float], list[float]] | None = None
@@ -125,8 +130,9 @@ class FakeArmController(Node):
         seconds = point.time_from_start.sec + point.time_from_start.nanosec * 1e-9
         order = {name: i for i, name in enumerate(msg.joint_names)}
         goal = [point.positions[order[name]] for name in self.joint_names]
+        seconds = max(seconds, 1e-3) / self.speed_fraction
         with self._lock:
-            self._motion = (time.monotonic(), max(seconds, 1e-3), list(self.positions), goal)
+            self._motion = (time.monotonic(), seconds, list(self.positions), goal)
 
     @property
     def moving(self) -> bool:
@@ -145,6 +151,16 @@ class FakeArmController(Node):
         msg = JointState(name=list(self.joint_names), position=positions)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.publisher.publish(msg)
+
+
+class FakeSpeedScaling(Node):
+    """The UR driver's speed_scaling_state_broadcaster: std_msgs/Float64, in percent."""
+
+    def __init__(self, harness: RosHarness, *, topic: str, percent: float) -> None:
+        super().__init__("fake_speed_scaling", context=harness.context)
+        self.percent = percent
+        self.publisher = self.create_publisher(Float64, topic, 10)
+        self.create_timer(RATE_S, lambda: self.publisher.publish(Float64(data=self.percent)))
 
 
 class FakeHandE(Node):
@@ -187,6 +203,10 @@ class FakeHandE(Node):
     def settled(self) -> bool:
         with self._lock:
             return abs(self.position - self._limit()) < 1e-9
+
+    def velocity(self) -> float:
+        """What a hardware interface with a real velocity state would report."""
+        return 0.0 if self.settled() else self.speed
 
     def _limit(self) -> float:
         if self.object_at is not None and self.target < self.object_at <= self.position:
@@ -273,20 +293,7 @@ class FakeOdomBase(Node):
         self.publisher.publish(msg)
 
 
-# --- test doubles for the action-mode backends (control_msgs is not installable) ---
-
-
-def fake_action_type(goal_factory: Callable[[], Any]) -> SimpleNamespace:
-    """Stands in for control_msgs.action.X: only `Goal()` is used by the backends."""
-    return SimpleNamespace(Goal=goal_factory)
-
-
-def follow_joint_trajectory_goal() -> SimpleNamespace:
-    return SimpleNamespace(trajectory=None)
-
-
-def gripper_command_goal() -> SimpleNamespace:
-    return SimpleNamespace(command=SimpleNamespace(position=0.0, max_effort=0.0))
+# --- test doubles for the action-mode backends (control_msgs, nav2_msgs) -----------
 
 
 class FakeGoalHandle:
@@ -312,20 +319,22 @@ class FakeActionClient:
 
     execute(goal, handle) runs in a thread and returns (status, result) when the motion
     ends; it should watch handle.canceled. server_up False: wait_for_server times out.
+    accept: False, or a function of the goal (the server's goal callback).
     """
 
     def __init__(
         self,
-        execute: Callable[[Any, FakeGoalHandle], tuple[int, Any]],
+        execute: Callable[[Any, FakeGoalHandle], tuple[int, Any]] | None,
         *,
         server_up: bool = True,
-        accept: bool = True,
+        accept: bool | Callable[[Any], bool] = True,
     ) -> None:
         self.execute = execute
         self.server_up = server_up
         self.accept = accept
         self.goals: list[Any] = []
         self.waited: list[float] = []
+        self.cancels = 0
 
     def wait_for_server(self, timeout_sec: float | None = None) -> bool:
         self.waited.append(timeout_sec or 0.0)
@@ -335,23 +344,25 @@ class FakeActionClient:
 
     def send_goal_async(self, goal: Any, feedback_callback: Any = None) -> Future:
         self.goals.append(goal)
-        handle = FakeGoalHandle(self, self.accept)
+        accepted = self.accept(goal) if callable(self.accept) else self.accept
+        handle = FakeGoalHandle(self, accepted)
         future = Future()
         future.set_result(handle)
-        if self.accept:
+        if accepted and self.execute is not None:
+            execute = self.execute
 
             def run() -> None:
-                status, result = self.execute(goal, handle)
+                status, result = execute(goal, handle)
                 handle.result_future.set_result(SimpleNamespace(status=status, result=result))
 
             threading.Thread(target=run, daemon=True).start()
         return future
 
     def on_cancel(self, handle: FakeGoalHandle) -> None:
-        pass
+        self.cancels += 1
 
 
-def arm_action_server(controller: FakeArmController, *, error_code: int = 0):
+def arm_action_server(controller: FakeArmController, action: Any, *, error_code: int = 0):
     """The server side of FollowJointTrajectory over the fake controller."""
 
     def execute(goal: Any, handle: FakeGoalHandle) -> tuple[int, Any]:
@@ -362,17 +373,64 @@ def arm_action_server(controller: FakeArmController, *, error_code: int = 0):
                 controller.follow(
                     JointTrajectory(joint_names=list(controller.joint_names), points=[])
                 )
-                return GoalStatus.STATUS_CANCELED, SimpleNamespace(error_code=0, error_string="")
+                return GoalStatus.STATUS_CANCELED, action.Result()
             time.sleep(RATE_S)
         time.sleep(2 * RATE_S)  # let the last joint state out
         status = GoalStatus.STATUS_SUCCEEDED if error_code == 0 else GoalStatus.STATUS_ABORTED
-        return status, SimpleNamespace(error_code=error_code, error_string="fake error")
+        return status, action.Result(error_code=error_code, error_string="fake error")
 
     return execute
 
 
-def gripper_action_server(hand: FakeHandE, *, allow_stalling: bool = False):
-    """The server side of GripperCommand over the fake Hand-E (Robotiq-style stall)."""
+def parallel_gripper_server(
+    hand: FakeHandE,
+    action: Any,
+    *,
+    allow_stalling: bool = False,
+    goal_tolerance: float = 0.01,
+    stall_timeout_s: float = 0.3,
+    stall_velocity_threshold: float = 0.001,
+    velocity_state: bool = True,
+):
+    """parallel_gripper_action_controller's rules (ros2_controllers, Kilted) over the
+    fake Hand-E: success within goal_tolerance (reached_goal); a velocity below the
+    threshold for stall_timeout is a stall, aborted unless allow_stalling. With
+    velocity_state False the velocity reads 0, as the Hand-E driver's does, so a stall
+    is reported while the fingers still move."""
+
+    def execute(goal: Any, handle: FakeGoalHandle) -> tuple[int, Any]:
+        target = float(goal.command.position[0])
+        hand.command(target)
+        last_moving = time.monotonic()
+        while True:
+            time.sleep(RATE_S)
+            if handle.canceled:
+                return GoalStatus.STATUS_CANCELED, action.Result()
+            result = action.Result()
+            result.state.position = [hand.position]
+            result.state.effort = [0.0]
+            if abs(target - hand.position) < goal_tolerance:
+                result.reached_goal = True
+                return GoalStatus.STATUS_SUCCEEDED, result
+            velocity = hand.velocity() if velocity_state else 0.0
+            now = time.monotonic()
+            if abs(velocity) > stall_velocity_threshold:
+                last_moving = now
+            elif now - last_moving > stall_timeout_s:
+                result.stalled = True
+                ok = GoalStatus.STATUS_SUCCEEDED if allow_stalling else GoalStatus.STATUS_ABORTED
+                return ok, result
+
+    return execute
+
+
+def accepts_one_position(goal: Any) -> bool:
+    """The controller's goal callback: exactly one position, else REJECT."""
+    return len(goal.command.position) == 1
+
+
+def gripper_command_server(hand: FakeHandE, action: Any, *, allow_stalling: bool = False):
+    """The server side of the older GripperCommand over the fake Hand-E."""
 
     def execute(goal: Any, handle: FakeGoalHandle) -> tuple[int, Any]:
         hand.command(float(goal.command.position))
@@ -383,7 +441,7 @@ def gripper_action_server(hand: FakeHandE, *, allow_stalling: bool = False):
             time.sleep(RATE_S)
         time.sleep(2 * RATE_S)
         reached = abs(hand.position - goal.command.position) < 1e-6
-        result = SimpleNamespace(
+        result = action.Result(
             position=hand.position, effort=0.0, stalled=not reached, reached_goal=reached
         )
         ok = reached or allow_stalling
@@ -392,70 +450,19 @@ def gripper_action_server(hand: FakeHandE, *, allow_stalling: bool = False):
     return execute
 
 
-class TaskResult(enum.Enum):
-    """Same names as nav2_simple_commander.robot_navigator.TaskResult."""
+def navigate_to_pose_server(
+    action: Any, *, drive_s: float = 0.3, error_code: int = 0, error_msg: str = ""
+):
+    """bt_navigator's NavigateToPose: drives for drive_s, then succeeds or aborts."""
 
-    UNKNOWN = 0
-    SUCCEEDED = 1
-    CANCELED = 2
-    FAILED = 3
+    def execute(goal: Any, handle: FakeGoalHandle) -> tuple[int, Any]:
+        end = time.monotonic() + drive_s
+        while time.monotonic() < end:
+            if handle.canceled:
+                return GoalStatus.STATUS_CANCELED, action.Result()
+            time.sleep(RATE_S)
+        result = action.Result(error_code=error_code, error_msg=error_msg)
+        status = GoalStatus.STATUS_SUCCEEDED if error_code == 0 else GoalStatus.STATUS_ABORTED
+        return status, result
 
-
-class FakeNavigator:
-    """Test double of BasicNavigator: goToPose / isTaskComplete / getResult / cancelTask.
-
-    The drive takes `drive_s` seconds and ends in `outcome`; goToPose returns a task
-    token as Kilted's BasicNavigator does (or True with `legacy_bool`).
-    """
-
-    def __init__(
-        self,
-        *,
-        drive_s: float = 0.3,
-        outcome: TaskResult = TaskResult.SUCCEEDED,
-        server_up: bool = True,
-        accept: bool = True,
-        legacy_bool: bool = False,
-    ) -> None:
-        self.drive_s = drive_s
-        self.outcome = outcome
-        self.accept = accept
-        self.legacy_bool = legacy_bool
-        self.poses: list[PoseStamped] = []
-        self.cancels = 0
-        self.task_arguments: list[Any] = []
-        self._started = 0.0
-        self._result: TaskResult | None = None
-        self.nav_to_pose_client = SimpleNamespace(
-            wait_for_server=lambda timeout_sec=None: server_up
-        )
-
-    def goToPose(self, pose: PoseStamped, behavior_tree: str = "") -> Any:  # noqa: N802
-        self.poses.append(pose)
-        if not self.accept:
-            return None
-        self._started = time.monotonic()
-        self._result = None
-        return True if self.legacy_bool else "NAVIGATE_TO_POSE"
-
-    def isTaskComplete(self, task: Any = None) -> bool:  # noqa: N802
-        self.task_arguments.append(task)
-        if self._result is not None:
-            return True
-        if time.monotonic() - self._started >= self.drive_s:
-            self._result = self.outcome
-            return True
-        return False
-
-    def getResult(self) -> TaskResult:  # noqa: N802
-        return self._result or TaskResult.UNKNOWN
-
-    def getFeedback(self) -> Any:  # noqa: N802
-        return None
-
-    def cancelTask(self) -> None:  # noqa: N802
-        self.cancels += 1
-        self._result = TaskResult.CANCELED
-
-    def getTaskError(self) -> tuple[int, str]:  # noqa: N802
-        return 204, "no valid path"
+    return execute

@@ -1,11 +1,12 @@
 """Every backend against an in-process fake of its server side, over real ROS topics.
 
 Topic backends talk to fake nodes (ros_fakes.py) through DDS in one context; the
-action-mode arm and gripper use a test double of rclpy's ActionClient (control_msgs is
-not installable here) and the Nav2 backend a test double of BasicNavigator
-(nav2_simple_commander is not installable either). Each backend is checked for success,
-its failure verdict, a silent topic or missing server named in the message, and
-cancel in the middle of a motion.
+action-mode arm, gripper and Nav2 base use a test double of rclpy's ActionClient whose
+servers follow the upstream controllers' rules, with message types built from the
+upstream definitions in docs/kilted_interfaces.md (control_msgs and nav2_msgs are not
+installable here). Each backend is checked for success, its failure verdict, a silent
+topic or missing server named in the message, and cancel in the middle of a motion;
+arm deadlines against a controller running at a tenth of the speed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+import kilted_facts
 import pytest
 from action_msgs.msg import GoalStatus
 from rclpy.node import Node
@@ -22,25 +24,24 @@ from ros_fakes import (
     FakeActionClient,
     FakeArmController,
     FakeHandE,
-    FakeNavigator,
     FakeOdomBase,
+    FakeSpeedScaling,
     RosHarness,
-    TaskResult,
+    accepts_one_position,
     arm_action_server,
-    fake_action_type,
-    follow_joint_trajectory_goal,
-    gripper_action_server,
-    gripper_command_goal,
+    gripper_command_server,
+    navigate_to_pose_server,
+    parallel_gripper_server,
 )
 from trajectory_msgs.msg import JointTrajectory
 
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.skill_backends.arm import ActionArm, TopicArm
-from cowp_ros.ros.skill_backends.base import Nav2Base, TopicBase, import_basic_navigator
+from cowp_ros.ros.skill_backends.arm import ActionArm, ScaledDeadline, SpeedScaling, TopicArm
+from cowp_ros.ros.skill_backends.base import Nav2Base, TopicBase, import_navigate_to_pose
 from cowp_ros.ros.skill_backends.camera import DetectionCamera
 from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
 from cowp_ros.ros.skill_backends.factory import resolve_choice
-from cowp_ros.ros.skill_backends.gripper import ActionGripper, TopicGripper
+from cowp_ros.ros.skill_backends.gripper import CommandGripper, ParallelGripper, TopicGripper
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
 
@@ -348,83 +349,118 @@ def test_topic_base_cancel_mid_drive_stops_the_base(harness, fakes, client, robo
     assert base.x < 2.0
 
 
-# --- base, Nav2 (test double of BasicNavigator) ------------------------------------
+# --- base, Nav2 (NavigateToPose through a test double of the action client) --------
+
+NAVIGATE_TO_POSE = kilted_facts.action_type("NavigateToPose")
 
 
-def nav2(navigator: FakeNavigator, robot: RobotConfig, timeouts: Timeouts = QUICK) -> Nav2Base:
-    return Nav2Base(robot.base, timeouts, navigator_factory=lambda: navigator)
+def nav2(robot: RobotConfig, client, fake_client, timeouts: Timeouts = QUICK) -> Nav2Base:
+    return Nav2Base(client, robot.base, timeouts, action_type=NAVIGATE_TO_POSE, client=fake_client)
 
 
-@pytest.mark.parametrize("legacy", [False, True], ids=["running_task", "bool"])
-def test_nav2_base_succeeds(robot, legacy: bool) -> None:
-    navigator = FakeNavigator(legacy_bool=legacy)
-    outcome = nav2(navigator, robot).go_to("counter", COUNTER, threading.Event())
+def test_nav2_base_sends_navigate_to_pose_and_succeeds(client, robot) -> None:
+    server = FakeActionClient(navigate_to_pose_server(NAVIGATE_TO_POSE))
+    outcome = nav2(robot, client, server).go_to("counter", COUNTER, threading.Event())
     assert outcome.ok, outcome.message
-    pose = navigator.poses[-1]
-    assert pose.header.frame_id == "map" and pose.pose.position.x == 2.0
-    expected = None if legacy else "NAVIGATE_TO_POSE"
-    assert set(navigator.task_arguments) == {expected}
+    goal = server.goals[-1]
+    assert goal.pose.header.frame_id == "map" and goal.pose.pose.position.x == 2.0
+    assert goal.behavior_tree == ""
 
 
-def test_nav2_base_failure_carries_navs_error(robot) -> None:
-    outcome = nav2(FakeNavigator(outcome=TaskResult.FAILED), robot).go_to(
+def test_nav2_base_failure_carries_navs_error(client, robot) -> None:
+    server = FakeActionClient(
+        navigate_to_pose_server(NAVIGATE_TO_POSE, error_code=9003, error_msg="no valid path")
+    )
+    outcome = nav2(robot, client, server).go_to("counter", COUNTER, threading.Event())
+    assert outcome.status is Status.FAILED
+    assert "9003" in outcome.message and "no valid path" in outcome.message
+
+
+def test_nav2_base_rejected_goal(client, robot) -> None:
+    outcome = nav2(robot, client, FakeActionClient(None, accept=False)).go_to(
         "counter", COUNTER, threading.Event()
     )
-    assert outcome.status is Status.FAILED
-    assert "FAILED" in outcome.message and "no valid path" in outcome.message
-
-
-def test_nav2_base_rejected_goal(robot) -> None:
-    outcome = nav2(FakeNavigator(accept=False), robot).go_to("counter", COUNTER, threading.Event())
     assert not outcome.ok and "rejected" in outcome.message
 
 
-def test_nav2_base_missing_server_is_named_not_waited_on_forever(robot) -> None:
-    outcome = nav2(FakeNavigator(server_up=False), robot).go_to(
+def test_nav2_base_missing_server_names_the_action_and_the_namespace(client, robot) -> None:
+    outcome = nav2(robot, client, FakeActionClient(None, server_up=False)).go_to(
         "counter", COUNTER, threading.Event()
     )
     assert not outcome.ok and "/navigate_to_pose" in outcome.message
+    assert "base.nav2_action" in outcome.message
 
 
-def test_nav2_base_cancel_mid_drive_cancels_the_task(robot) -> None:
-    navigator = FakeNavigator(drive_s=10.0)
-    backend = nav2(navigator, robot)
+def test_nav2_base_cancel_mid_drive_cancels_the_goal_on_nav2(client, robot) -> None:
+    server = FakeActionClient(navigate_to_pose_server(NAVIGATE_TO_POSE, drive_s=10.0))
+    backend = nav2(robot, client, server)
     cancel = threading.Event()
     thread, box = in_thread(lambda: backend.go_to("counter", COUNTER, cancel))
-    cancel_when(lambda: bool(navigator.poses), cancel)
-    thread.join(timeout=5)
-    assert box and box[0].status is Status.CANCELED and navigator.cancels == 1
+    cancel_when(lambda: bool(server.goals), cancel)
+    thread.join(timeout=3)
+    assert box and box[0].status is Status.CANCELED and server.cancels == 1
 
 
-def test_nav2_base_timeout_cancels_the_task(robot) -> None:
-    navigator = FakeNavigator(drive_s=10.0)
-    outcome = nav2(navigator, robot, Timeouts(navigate_s=0.3)).go_to(
+def test_nav2_base_timeout_cancels_the_goal(client, robot) -> None:
+    server = FakeActionClient(navigate_to_pose_server(NAVIGATE_TO_POSE, drive_s=10.0))
+    outcome = nav2(robot, client, server, Timeouts(navigate_s=0.3)).go_to(
         "counter", COUNTER, threading.Event()
     )
-    assert not outcome.ok and "within 0.3 s" in outcome.message and navigator.cancels == 1
+    assert not outcome.ok and "within 0.3 s" in outcome.message and server.cancels == 1
+
+
+def test_nav2_base_reaches_a_namespaced_nav2_by_its_action_name(harness, client, robot) -> None:
+    """A real action client on base.nav2_action finds a server only under that name.
+
+    nav2_msgs is not installable here, so server and client share an installable
+    action type; what is checked is the name the backend's client uses on the graph.
+    """
+    from rclpy.action import ActionServer
+
+    from cowp_interfaces.action import ExecuteSkill
+
+    namespace = f"/robot_{time.monotonic_ns()}"
+    server_node = harness.node(f"nav2_{time.monotonic_ns()}")
+    ActionServer(server_node, ExecuteSkill, f"{namespace}/navigate_to_pose", lambda h: None)
+    try:
+        named = dataclasses.replace(robot.base, nav2_action=f"{namespace}/navigate_to_pose")
+        backend = Nav2Base(client, named, QUICK, action_type=ExecuteSkill)
+        assert backend.client.wait_for_server(timeout_sec=10.0)
+        bare = Nav2Base(client, robot.base, QUICK, action_type=ExecuteSkill)
+        assert not bare.client.wait_for_server(timeout_sec=0.5)
+    finally:
+        harness.remove(server_node)
 
 
 def test_nav2_missing_package_names_the_apt_package() -> None:
     try:
-        import nav2_simple_commander  # noqa: F401
+        import nav2_msgs  # noqa: F401
     except ImportError:
-        with pytest.raises(CowpError, match="ros-kilted-nav2-simple-commander"):
-            import_basic_navigator()
+        with pytest.raises(CowpError, match="ros-kilted-nav2-msgs"):
+            import_navigate_to_pose()
     else:
-        assert callable(import_basic_navigator())
+        assert import_navigate_to_pose().__name__ == "NavigateToPose"
 
 
-# --- arm and gripper, action mode (test double of the action client) ---------------
+# --- arm, action mode (test double of the action client) ---------------------------
+
+FOLLOW_JOINT_TRAJECTORY = kilted_facts.action_type("FollowJointTrajectory")
 
 
-def action_arm(client, robot, fake_client) -> ActionArm:
+def action_arm(client, robot, fake_client, timeouts: Timeouts = QUICK) -> ActionArm:
     joints = JointStateCache(client, robot.arm.joint_states_topic, None)
+    scaling = (
+        SpeedScaling(client, robot.arm.speed_scaling_topic, None)
+        if robot.arm.speed_scaling_topic
+        else None
+    )
     return ActionArm(
         client,
         robot.arm,
-        QUICK,
+        timeouts,
         joints,
-        action_type=fake_action_type(follow_joint_trajectory_goal),
+        scaling=scaling,
+        action_type=FOLLOW_JOINT_TRAJECTORY,
         client=fake_client,
     )
 
@@ -433,7 +469,7 @@ def test_action_arm_succeeds_and_confirms_on_joint_states(
     harness, fakes, client, fast_robot
 ) -> None:
     controller = arm_fake(harness, fakes, fast_robot, trajectory_topic=None)
-    server = FakeActionClient(arm_action_server(controller))
+    server = FakeActionClient(arm_action_server(controller, FOLLOW_JOINT_TRAJECTORY))
     goal = fast_robot.arm.poses["place"]
     outcome = action_arm(client, fast_robot, server).move_to("place", goal, threading.Event())
     assert outcome.ok, outcome.message
@@ -444,7 +480,7 @@ def test_action_arm_succeeds_and_confirms_on_joint_states(
 
 def test_action_arm_controller_error_is_reported(harness, fakes, client, fast_robot) -> None:
     controller = arm_fake(harness, fakes, fast_robot, trajectory_topic=None)
-    server = FakeActionClient(arm_action_server(controller, error_code=-4))
+    server = FakeActionClient(arm_action_server(controller, FOLLOW_JOINT_TRAJECTORY, error_code=-4))
     outcome = action_arm(client, fast_robot, server).move_to(
         "place", fast_robot.arm.poses["place"], threading.Event()
     )
@@ -458,61 +494,237 @@ def test_action_arm_missing_server_is_named(harness, fakes, client, fast_robot) 
     )
     assert outcome.status is Status.FAILED
     assert fast_robot.arm.follow_joint_trajectory_action in outcome.message
+    assert "scaled_joint_trajectory_controller active" in outcome.message
 
 
 def test_action_arm_cancel_mid_motion_cancels_the_goal(harness, fakes, client, robot) -> None:
     controller = arm_fake(harness, fakes, robot, trajectory_topic=None)
-    server = FakeActionClient(arm_action_server(controller))
+    server = FakeActionClient(arm_action_server(controller, FOLLOW_JOINT_TRAJECTORY))
     arm = action_arm(client, robot, server)
     cancel = threading.Event()
     thread, box = in_thread(lambda: arm.move_to("pour", robot.arm.poses["pour"], cancel))
     cancel_when(lambda: controller.moving, cancel)
     thread.join(timeout=5)
-    assert box and box[0].status is Status.CANCELED
+    assert box and box[0].status is Status.CANCELED and server.cancels == 1
 
 
-def action_gripper(client, robot, fake_client) -> ActionGripper:
+# --- arm deadlines follow the driver's speed scaling --------------------------------
+
+# A margin much shorter than the slowed move: a wall-clock budget (planned + margin)
+# would cancel every move below; the scaled deadline must not.
+TIGHT = dataclasses.replace(QUICK, arm_margin_s=0.5)
+
+
+def scaled(robot: RobotConfig, **arm_changes) -> RobotConfig:
+    """The config with its own speed scaling topic (no other test's publisher on it)."""
+    topic = f"/t{time.monotonic_ns()}/speed_scaling_state_broadcaster/speed_scaling"
+    arm = dataclasses.replace(robot.arm, speed_scaling_topic=topic, **arm_changes)
+    return dataclasses.replace(robot, arm=arm)
+
+
+@pytest.mark.parametrize("mode", ["action", "topic"])
+def test_arm_at_a_tenth_of_the_speed_finishes_when_the_driver_reports_10_percent(
+    harness, fakes, client, fast_robot, mode: str
+) -> None:
+    robot = scaled(fast_robot)
+    start(harness, fakes, FakeSpeedScaling(harness, topic=robot.arm.speed_scaling_topic,
+                                           percent=10.0))  # fmt: skip
+    controller = arm_fake(
+        harness,
+        fakes,
+        robot,
+        speed_fraction=0.1,
+        trajectory_topic=None if mode == "action" else robot.arm.trajectory_topic,
+    )
+    if mode == "action":
+        server = FakeActionClient(arm_action_server(controller, FOLLOW_JOINT_TRAJECTORY))
+        arm = action_arm(client, robot, server, TIGHT)
+    else:
+        joints = JointStateCache(client, robot.arm.joint_states_topic, None)
+        arm = TopicArm(client, robot.arm, TIGHT, joints, SpeedScaling(
+            client, robot.arm.speed_scaling_topic, None))  # fmt: skip
+    assert eventually(lambda: arm.scaling.factor() == pytest.approx(0.1))
+    goal = robot.arm.poses["look_down"]
+    planned = robot.arm.move_duration(robot.arm.poses["home"], goal)
+    t0 = time.monotonic()
+    outcome = arm.move_to("look_down", goal, threading.Event())
+    took = time.monotonic() - t0
+    assert outcome.ok, outcome.message
+    # It really took about ten times the planned duration, far past planned + margin.
+    assert took >= 9 * planned > planned + TIGHT.arm_margin_s
+
+
+def test_arm_deadline_still_ends_when_the_arm_is_slower_than_reported(
+    harness, fakes, client, fast_robot
+) -> None:
+    robot = scaled(fast_robot)
+    start(harness, fakes, FakeSpeedScaling(harness, topic=robot.arm.speed_scaling_topic,
+                                           percent=100.0))  # fmt: skip
+    controller = arm_fake(harness, fakes, robot, speed_fraction=0.1, trajectory_topic=None)
+    server = FakeActionClient(arm_action_server(controller, FOLLOW_JOINT_TRAJECTORY))
+    arm = action_arm(client, robot, server, TIGHT)
+    assert eventually(lambda: arm.scaling.factor() == pytest.approx(1.0))
+    outcome = arm.move_to("look_down", robot.arm.poses["look_down"], threading.Event())
+    assert outcome.status is Status.FAILED
+    assert "speed scaling (as low as 100 %)" in outcome.message and server.cancels == 1
+
+
+class StubScaling:
+    topic = "/speed_scaling_state_broadcaster/speed_scaling"
+
+    def __init__(self, factor: float | None) -> None:
+        self.value = factor
+
+    def factor(self) -> float | None:
+        return self.value
+
+
+def test_scaled_deadline_stretches_with_the_scaling_and_starts_the_margin_after() -> None:
+    scaling = StubScaling(0.5)
+    deadline = ScaledDeadline(0.2, 0.1, scaling, floor=0.05)
+    t0 = time.monotonic()
+    while not deadline.expired():
+        time.sleep(0.005)
+    # 0.2 s of trajectory at 50 % is 0.4 s of wall time, then 0.1 s of margin.
+    assert 0.45 <= time.monotonic() - t0 < 0.8
+    assert "as low as 50 %" in deadline.describe()
+
+
+def test_scaled_deadline_at_zero_scaling_advances_at_the_floor() -> None:
+    deadline = ScaledDeadline(0.05, 0.0, StubScaling(0.0), floor=0.25)
+    t0 = time.monotonic()
+    while not deadline.expired():
+        time.sleep(0.005)
+    assert 0.18 <= time.monotonic() - t0 < 0.6  # 0.05 s at 25 %: a paused arm still ends
+
+
+def test_scaled_deadline_without_a_broadcaster_is_full_speed_and_says_so() -> None:
+    deadline = ScaledDeadline(0.1, 0.1, StubScaling(None), floor=0.05)
+    t0 = time.monotonic()
+    while not deadline.expired():
+        time.sleep(0.005)
+    assert 0.18 <= time.monotonic() - t0 < 0.5
+    assert "no speed scaling heard on /speed_scaling_state_broadcaster" in deadline.describe()
+
+
+# --- gripper, ParallelGripperCommand (Kilted) and GripperCommand --------------------
+
+PARALLEL_GRIPPER_COMMAND = kilted_facts.action_type("ParallelGripperCommand")
+GRIPPER_COMMAND = kilted_facts.action_type("GripperCommand")
+
+
+def parallel_gripper(client, robot, fake_client, timeouts: Timeouts = QUICK) -> ParallelGripper:
     joints = JointStateCache(client, robot.gripper.joint_states_topic, None)
-    return ActionGripper(
+    return ParallelGripper(
         client,
         robot.gripper,
-        QUICK,
+        timeouts,
         joints,
-        action_type=fake_action_type(gripper_command_goal),
+        action_type=PARALLEL_GRIPPER_COMMAND,
         client=fake_client,
     )
 
 
-def test_action_gripper_stall_on_object_is_a_grasp(harness, fakes, client, robot) -> None:
-    hand = hande(harness, fakes, robot, object_at=0.01, command_topic=None)
-    server = FakeActionClient(gripper_action_server(hand))  # aborts on stall, like Robotiq's
-    gripper = action_gripper(client, robot, server)
-    outcome = gripper.close(threading.Event(), expect_object=True)
-    assert outcome.ok, outcome.message
-    command = server.goals[-1].command
-    assert (command.position, command.max_effort) == (0.0, robot.gripper.max_effort_n)
+def parallel_server(hand, **rules) -> FakeActionClient:
+    return FakeActionClient(
+        parallel_gripper_server(hand, PARALLEL_GRIPPER_COMMAND, **rules),
+        accept=accepts_one_position,
+    )
 
 
-def test_action_gripper_closing_on_nothing_fails_the_grasp(harness, fakes, client, robot) -> None:
+def test_parallel_gripper_goal_names_the_finger_with_one_position_and_the_effort(
+    harness, fakes, client, robot
+) -> None:
     hand = hande(harness, fakes, robot, object_at=None, command_topic=None)
-    outcome = action_gripper(client, robot, FakeActionClient(gripper_action_server(hand))).close(
+    server = parallel_server(hand)
+    assert parallel_gripper(client, robot, server).open(threading.Event()).ok
+    command = server.goals[-1].command
+    assert list(command.name) == [robot.gripper.finger_joint]
+    assert list(command.position) == [robot.gripper.open_position_m]
+    assert list(command.effort) == [robot.gripper.max_effort_n]
+
+
+def test_parallel_gripper_stall_on_an_object_is_a_grasp(harness, fakes, client, robot) -> None:
+    hand = hande(harness, fakes, robot, object_at=0.012, command_topic=None)
+    server = parallel_server(hand)  # aborts on a stall: allow_stalling false
+    outcome = parallel_gripper(client, robot, server).close(threading.Event(), expect_object=True)
+    assert outcome.ok, outcome.message
+    assert "12.0 mm" in outcome.message
+
+
+def test_parallel_gripper_closing_on_nothing_fails_though_the_goal_was_reached(
+    harness, fakes, client, robot
+) -> None:
+    hand = hande(harness, fakes, robot, object_at=None, command_topic=None)
+    outcome = parallel_gripper(client, robot, parallel_server(hand)).close(
         threading.Event(), expect_object=True
     )
     assert outcome.status is Status.FAILED and "grasp failed" in outcome.message
 
 
-def test_action_gripper_missing_server_is_named(client, robot) -> None:
-    outcome = action_gripper(client, robot, FakeActionClient(None, server_up=False)).open(
+def test_parallel_gripper_waits_out_a_stall_reported_while_the_fingers_still_move(
+    harness, fakes, client, robot
+) -> None:
+    """The Hand-E driver's velocity state is always 0, so the controller reports a stall
+    after stall_timeout even while the fingers close: the verdict must wait for them."""
+    hand = hande(harness, fakes, robot, object_at=None, command_topic=None, speed_m_s=0.02)
+    server = parallel_server(hand, velocity_state=False, stall_timeout_s=0.2)
+    outcome = parallel_gripper(client, robot, server).close(threading.Event(), expect_object=True)
+    # Judged at the abort the fingers were still ~20 mm open ("holding"); they were not.
+    assert outcome.status is Status.FAILED and "grasp failed" in outcome.message
+    hand.object_at = 0.012
+    assert parallel_gripper(client, robot, server).open(threading.Event()).ok
+    outcome = parallel_gripper(client, robot, server).close(threading.Event(), expect_object=True)
+    assert outcome.ok and "12.0 mm" in outcome.message, outcome.message
+
+
+def test_parallel_gripper_abort_without_a_stall_is_a_failure(client, robot) -> None:
+    def broken(goal, handle):
+        return GoalStatus.STATUS_ABORTED, PARALLEL_GRIPPER_COMMAND.Result()
+
+    outcome = parallel_gripper(client, robot, FakeActionClient(broken)).open(threading.Event())
+    assert outcome.status is Status.FAILED and "aborted" in outcome.message
+
+
+def test_parallel_gripper_missing_server_names_action_and_controller(client, robot) -> None:
+    outcome = parallel_gripper(client, robot, FakeActionClient(None, server_up=False)).open(
         threading.Event()
     )
-    assert not outcome.ok and robot.gripper.gripper_command_action in outcome.message
+    assert not outcome.ok and robot.gripper.gripper_action in outcome.message
+    assert "gripper_action_controller active" in outcome.message
 
 
-def test_action_gripper_goal_rejected(client, robot) -> None:
-    outcome = action_gripper(client, robot, FakeActionClient(None, accept=False)).open(
+def test_parallel_gripper_goal_rejected(client, robot) -> None:
+    outcome = parallel_gripper(client, robot, FakeActionClient(None, accept=False)).open(
         threading.Event()
     )
     assert not outcome.ok and "rejected" in outcome.message
+
+
+def test_parallel_gripper_cancel_mid_close(harness, fakes, client, robot) -> None:
+    hand = hande(harness, fakes, robot, object_at=None, command_topic=None, speed_m_s=0.01)
+    server = parallel_server(hand, stall_timeout_s=5.0)
+    gripper = parallel_gripper(client, robot, server)
+    cancel = threading.Event()
+    thread, box = in_thread(lambda: gripper.close(cancel, expect_object=True))
+    cancel_when(lambda: hand.position < 0.022, cancel)
+    thread.join(timeout=5)
+    assert box and box[0].status is Status.CANCELED and server.cancels == 1
+
+
+def test_gripper_command_backend_for_drivers_that_still_serve_it(
+    harness, fakes, client, robot
+) -> None:
+    hand = hande(harness, fakes, robot, object_at=0.01, command_topic=None)
+    server = FakeActionClient(gripper_command_server(hand, GRIPPER_COMMAND))
+    joints = JointStateCache(client, robot.gripper.joint_states_topic, None)
+    gripper = CommandGripper(
+        client, robot.gripper, QUICK, joints, action_type=GRIPPER_COMMAND, client=server
+    )
+    outcome = gripper.close(threading.Event(), expect_object=True)
+    assert outcome.ok, outcome.message
+    command = server.goals[-1].command
+    assert (command.position, command.max_effort) == (0.0, robot.gripper.max_effort_n)
 
 
 def test_action_backends_without_control_msgs_name_the_apt_package(client, robot) -> None:
@@ -523,7 +735,7 @@ def test_action_backends_without_control_msgs_name_the_apt_package(client, robot
         with pytest.raises(CowpError, match="ros-kilted-control-msgs"):
             ActionArm(client, robot.arm, QUICK, joints)
         with pytest.raises(CowpError, match="ros-kilted-control-msgs"):
-            ActionGripper(client, robot.gripper, QUICK, joints)
+            ParallelGripper(client, robot.gripper, QUICK, joints)
     else:
         pytest.skip("control_msgs is installed here")
 
@@ -568,8 +780,12 @@ def test_auto_backends_follow_the_profile() -> None:
     assert (sim.base, sim.arm, sim.gripper) == ("topic", "topic", "topic")
     real = resolve_choice("robot", "auto", "auto", "auto", has_control_msgs=True)
     assert (real.base, real.arm, real.gripper) == ("nav2", "action", "action")
+    gazebo = resolve_choice("gazebo", "auto", "auto", "auto", has_control_msgs=True)
+    assert (gazebo.base, gazebo.arm, gazebo.gripper) == ("topic", "action", "action")
     bare = resolve_choice("robot", "auto", "auto", "auto", has_control_msgs=False)
     assert (bare.arm, bare.gripper) == ("topic", "topic")
+    legacy = resolve_choice("robot", "nav2", "action", "gripper_command", has_control_msgs=True)
+    assert legacy.gripper == "gripper_command"
     with pytest.raises(CowpError, match="base_backend is 'teleport'"):
         resolve_choice("sim", "teleport", "auto", "auto", has_control_msgs=False)
 

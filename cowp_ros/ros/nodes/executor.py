@@ -70,8 +70,9 @@ PARAMETERS = (
     Param(
         "gripper_backend",
         "auto",
-        f"gripper backend ({', '.join(GRIPPER_CHOICES)}); auto = action (GripperCommand) "
-        "outside sim when control_msgs imports, topic otherwise",
+        f"gripper backend ({', '.join(GRIPPER_CHOICES)}); action = ParallelGripperCommand "
+        "(Kilted's parallel_gripper_action_controller), gripper_command = the older "
+        "GripperCommand; auto = action outside sim when control_msgs imports, topic otherwise",
     ),
     Param("robot_config", "", "robot contract YAML ('' = config/robot.yaml)"),
     Param("skills_config", "", "PDDL action -> skill YAML ('' = config/skills.yaml)"),
@@ -91,7 +92,8 @@ PARAMETERS = (
     Param(
         "arm_timeout_margin_s",
         10.0,
-        "seconds an arm move may take beyond its planned duration",
+        "seconds an arm move may take beyond its planned duration, stretched by the speed "
+        "scaling the UR driver reports",
         positive,
     ),
     Param("gripper_timeout_s", 10.0, "seconds a gripper open or close may take", positive),
@@ -225,14 +227,6 @@ class SkillExecutor(Node):
         else:
             self.get_logger().warning(f"{status.value}: {message}")
         return ExecuteSkill.Result(success=status is Status.SUCCEEDED, message=message)
-
-    def destroy_node(self) -> None:
-        # Also called on a node whose constructor failed (rclpy cleans up every node).
-        backends = getattr(self, "backends", None)
-        navigator = getattr(backends.base, "navigator", None) if backends else None
-        if navigator is not None and hasattr(navigator, "destroy_node"):
-            navigator.destroy_node()
-        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

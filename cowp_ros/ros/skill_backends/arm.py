@@ -4,6 +4,12 @@ Both send one trajectory point at a speed bounded by robot.yaml (slow on purpose
 judge completion on /joint_states, where the truth about the arm is: the topic backend
 because a topic has no result, the action backend to catch a controller that reports
 success short of the target. control_msgs is imported only for the action backend.
+
+A move's deadline follows the speed scaling the UR driver publishes: the scaled joint
+trajectory controller plays the trajectory at the pendant's speed slider (times any
+safety slowdown), so a move planned for 3.6 s takes 36 s at 10 %. A wall-clock budget
+would cancel it mid-motion; `ScaledDeadline` advances the trajectory's clock at the
+reported scaling instead, and only then counts the margin.
 """
 
 from __future__ import annotations
@@ -16,13 +22,17 @@ from typing import Any
 from builtin_interfaces.msg import Duration
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
+from std_msgs.msg import Float64
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from cowp_ros.errors import CowpError
 from cowp_ros.ros.skill_backends.common import (
+    POLL_S,
+    Deadline,
     JointStateCache,
     Timeouts,
     WaitEnd,
+    action_client,
+    import_action_type,
     run_action,
     silent_message,
     wait_for_subscriber,
@@ -32,6 +42,9 @@ from cowp_ros.skills.config import ArmConfig
 from cowp_ros.skills.interfaces import Outcome
 
 CONTROL_MSGS_APT_PACKAGE = "ros-kilted-control-msgs"
+# The UR driver's speed_scaling_state_broadcaster publishes std_msgs/Float64 in percent
+# (the hardware's factor times 100): docs/kilted_interfaces.md.
+SPEED_SCALING_FULL = 100.0
 
 
 def duration_msg(seconds: float) -> Duration:
@@ -54,15 +67,12 @@ def trajectory(joint_names: Sequence[str], positions: Sequence[float], seconds: 
 
 def import_control_msgs_action(name: str) -> Any:
     """control_msgs.action.<name>, or a CowpError saying what to install."""
-    try:
-        import control_msgs.action as actions
-    except ImportError as err:
-        raise CowpError(
-            f"the action backend needs control_msgs ({name}), which is not installed",
-            hint=f"sudo apt install {CONTROL_MSGS_APT_PACKAGE} (and source /opt/ros/kilted), "
-            "or set the executor's arm_backend / gripper_backend parameter to 'topic'",
-        ) from err
-    return getattr(actions, name)
+    return import_action_type(
+        "control_msgs",
+        name,
+        apt_package=CONTROL_MSGS_APT_PACKAGE,
+        instead="set the executor's arm_backend / gripper_backend parameter to 'topic'",
+    )
 
 
 def control_msgs_client(
@@ -79,20 +89,109 @@ def control_msgs_client(
     when not given, so a machine without control_msgs can still test the backends.
     """
     action_type = action_type or import_control_msgs_action(name)
-    if client is None:
-        from rclpy.action import ActionClient
+    return action_type, action_client(node, action_type, action_name, callback_group, client)
 
-        client = ActionClient(node, action_type, action_name, callback_group=callback_group)
-    return action_type, client
+
+class SpeedScaling:
+    """The speed scaling the UR driver reports, as a factor (1.0 = full speed).
+
+    None until the first message: without the broadcaster (Gazebo, another arm) moves
+    are timed at full speed, and deadline messages say so.
+    """
+
+    def __init__(self, node: Node, topic: str, callback_group: CallbackGroup | None) -> None:
+        self.topic = topic
+        self._lock = threading.Lock()
+        self._factor: float | None = None
+        self.subscription = node.create_subscription(
+            Float64, topic, self._on_message, 10, callback_group=callback_group
+        )
+
+    def _on_message(self, msg: Float64) -> None:
+        with self._lock:
+            self._factor = max(0.0, float(msg.data) / SPEED_SCALING_FULL)
+
+    def factor(self) -> float | None:
+        with self._lock:
+            return self._factor
+
+
+class ScaledDeadline(Deadline):
+    """Expires `margin_s` after the trajectory should have ended at the reported scaling.
+
+    The trajectory's own clock advances by wall time times the speed scaling (never
+    less than `floor`, so a paused program or a slider at 0 still ends the step, late);
+    once it reaches `planned_s`, the wall-clock margin starts.
+    """
+
+    def __init__(
+        self,
+        planned_s: float,
+        margin_s: float,
+        scaling: SpeedScaling | None,
+        floor: float,
+    ) -> None:
+        self.planned_s = planned_s
+        self.margin_s = margin_s
+        self.scaling = scaling
+        self.floor = floor
+        self.seconds = planned_s + margin_s  # at full speed
+        self._last = time.monotonic()
+        self._progress = 0.0
+        self._ended_at: float | None = None
+        self._lowest: float | None = None
+
+    def _advance(self) -> float:
+        now = time.monotonic()
+        factor = self.scaling.factor() if self.scaling is not None else None
+        if factor is not None:
+            self._lowest = factor if self._lowest is None else min(self._lowest, factor)
+        rate = 1.0 if factor is None else max(factor, self.floor)
+        self._progress += (now - self._last) * rate
+        self._last = now
+        if self._ended_at is None and self._progress >= self.planned_s:
+            self._ended_at = now
+        return now
+
+    def expired(self) -> bool:
+        now = self._advance()
+        return self._ended_at is not None and now - self._ended_at >= self.margin_s
+
+    def poll_step(self) -> float:
+        return POLL_S
+
+    def describe(self) -> str:
+        if self._lowest is None:
+            where = f" on {self.scaling.topic}" if self.scaling is not None else ""
+            return (
+                f"within {self.planned_s + self.margin_s:g} s (no speed scaling heard{where}: "
+                "timed at full speed)"
+            )
+        return (
+            f"within its {self.planned_s:g} s trajectory at the reported speed scaling "
+            f"(as low as {self._lowest * SPEED_SCALING_FULL:.0f} %) plus {self.margin_s:g} s"
+        )
 
 
 class _ArmBase:
-    """What both arm backends share: the joint-state view and the completion check."""
+    """What both arm backends share: the joint-state view, deadlines and the check."""
 
-    def __init__(self, config: ArmConfig, timeouts: Timeouts, joints: JointStateCache) -> None:
+    def __init__(
+        self,
+        config: ArmConfig,
+        timeouts: Timeouts,
+        joints: JointStateCache,
+        scaling: SpeedScaling | None,
+    ) -> None:
         self.config = config
         self.timeouts = timeouts
         self.joints = joints
+        self.scaling = scaling
+
+    def _deadline(self, planned_s: float) -> ScaledDeadline:
+        return ScaledDeadline(
+            planned_s, self.timeouts.arm_margin_s, self.scaling, self.config.min_speed_scaling
+        )
 
     def _current(self, cancel: threading.Event) -> tuple[Outcome | None, tuple[float, ...]]:
         names = self.config.joint_names
@@ -121,22 +220,22 @@ class _ArmBase:
         return self._worst_error(goal)[1] <= self.config.joint_tolerance_rad
 
     def _wait_arrival(
-        self, name: str, goal: Sequence[float], cancel: threading.Event, seconds: float
+        self, name: str, goal: Sequence[float], cancel: threading.Event, deadline: Deadline
     ) -> WaitEnd:
         names = self.config.joint_names
         return wait_until(
             lambda: self._at(goal),
             cancel=cancel,
-            deadline=time.monotonic() + seconds,
+            deadline=deadline,
             signal=self.joints.signal,
             silence_s=self.timeouts.topic_s,
             heard=lambda: self.joints.last_heard(names),
         )
 
-    def _missed(self, name: str, goal: Sequence[float], seconds: float) -> Outcome:
+    def _missed(self, name: str, goal: Sequence[float], deadline: Deadline) -> Outcome:
         joint, error = self._worst_error(goal)
         return Outcome.failure(
-            f"arm did not reach pose '{name}' within {seconds:g} s "
+            f"arm did not reach pose '{name}' {deadline.describe()} "
             f"({joint} is {error:.3f} rad off, tolerance {self.config.joint_tolerance_rad:g})"
         )
 
@@ -150,8 +249,9 @@ class TopicArm(_ArmBase):
         config: ArmConfig,
         timeouts: Timeouts,
         joints: JointStateCache,
+        scaling: SpeedScaling | None = None,
     ) -> None:
-        super().__init__(config, timeouts, joints)
+        super().__init__(config, timeouts, joints, scaling)
         self.description = f"topic arm ({config.trajectory_topic})"
         self.publisher = node.create_publisher(JointTrajectory, config.trajectory_topic, 10)
 
@@ -171,8 +271,8 @@ class TopicArm(_ArmBase):
             return problem
         seconds = self.config.move_duration(start, tuple(positions))
         self.publisher.publish(trajectory(self.config.joint_names, positions, seconds))
-        budget = seconds + self.timeouts.arm_margin_s
-        end = self._wait_arrival(name, positions, cancel, budget)
+        deadline = self._deadline(seconds)
+        end = self._wait_arrival(name, positions, cancel, deadline)
         if end is WaitEnd.DONE:
             return Outcome.success(f"arm at {name}")
         if end is WaitEnd.SILENT:
@@ -182,7 +282,7 @@ class TopicArm(_ArmBase):
         self._hold()
         if end is WaitEnd.CANCELED:
             return Outcome.canceled(f"arm move to {name} canceled; arm holding position")
-        return self._missed(name, positions, budget)
+        return self._missed(name, positions, deadline)
 
     def _hold(self) -> None:
         """Stop where the arm is: a short trajectory to its current positions."""
@@ -202,10 +302,11 @@ class ActionArm(_ArmBase):
         joints: JointStateCache,
         callback_group: CallbackGroup | None = None,
         *,
+        scaling: SpeedScaling | None = None,
         action_type: Any | None = None,
         client: Any | None = None,
     ) -> None:
-        super().__init__(config, timeouts, joints)
+        super().__init__(config, timeouts, joints, scaling)
         self.action_type, self.client = control_msgs_client(
             node,
             "FollowJointTrajectory",
@@ -223,7 +324,7 @@ class ActionArm(_ArmBase):
         seconds = self.config.move_duration(start, tuple(positions))
         goal = self.action_type.Goal()
         goal.trajectory = trajectory(self.config.joint_names, positions, seconds)
-        budget = seconds + self.timeouts.arm_margin_s
+        deadline = self._deadline(seconds)
         outcome, result = run_action(
             self.client,
             goal,
@@ -231,7 +332,8 @@ class ActionArm(_ArmBase):
             kind="FollowJointTrajectory",
             cancel=cancel,
             server_s=self.timeouts.server_s,
-            motion_s=budget,
+            motion_s=deadline,
+            hint=f"is {self.config.controller} active?",
         )
         code = getattr(result, "error_code", 0) if result is not None else 0
         if outcome.ok and code != 0:
@@ -241,9 +343,10 @@ class ActionArm(_ArmBase):
         if not outcome.ok:
             return outcome
         # The controller says done: the joints must agree (briefly, they may still settle).
-        end = self._wait_arrival(name, positions, cancel, 1.0)
+        settle = Deadline(1.0)
+        end = self._wait_arrival(name, positions, cancel, settle)
         if end is WaitEnd.DONE:
             return Outcome.success(f"arm at {name}")
         if end is WaitEnd.CANCELED:
             return Outcome.canceled(f"canceled while confirming the arm at {name}")
-        return self._missed(name, positions, budget)
+        return self._missed(name, positions, deadline)

@@ -1,10 +1,10 @@
 """Mobile base backends: a goal topic watched on odometry, or Nav2's BasicNavigator.
 
-The topic backend is what sim_world and a bare Gazebo base serve (robot.yaml
-base.goal_topic / base.odom_topic); arrival is judged here, on odometry, so a base
-that ignores the goal is caught by the deadline and a silent /odom by its name. The
-Nav2 backend hides NavigateToPose behind nav2_simple_commander, imported only when
-chosen, since Nav2 is not installable everywhere this code runs.
+The topic backend is what sim_world and the Gazebo profile's base_controller serve
+(robot.yaml base.goal_topic / base.odom_topic); arrival is judged here, on odometry,
+so a base that ignores the goal is caught by the deadline and a silent /odom by its
+name. The Nav2 backend sends nav2_msgs/action/NavigateToPose itself; nav2_msgs is
+imported only when chosen, since Nav2 is not installable everywhere this code runs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped
@@ -21,20 +20,21 @@ from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 
-from cowp_ros.errors import CowpError
 from cowp_ros.ros.skill_backends.common import (
-    POLL_S,
     Signal,
     Timeouts,
     WaitEnd,
+    action_client,
+    import_action_type,
+    run_action,
     silent_message,
     wait_for_subscriber,
     wait_until,
 )
 from cowp_ros.skills.config import BaseConfig
-from cowp_ros.skills.interfaces import Outcome, Pose2D
+from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
 
-NAV2_APT_PACKAGE = "ros-kilted-nav2-simple-commander"
+NAV2_APT_PACKAGE = "ros-kilted-nav2-msgs"
 
 
 def yaw_of(x: float, y: float, z: float, w: float) -> float:
@@ -146,80 +146,65 @@ class TopicBase:
             )
 
 
-def import_basic_navigator() -> Callable[[], Any]:
-    """nav2_simple_commander's BasicNavigator class, or a CowpError saying what to install."""
-    try:
-        from nav2_simple_commander.robot_navigator import BasicNavigator
-    except ImportError as err:
-        raise CowpError(
-            "the Nav2 base backend needs nav2_simple_commander, which is not installed",
-            hint=f"sudo apt install {NAV2_APT_PACKAGE} (and source /opt/ros/kilted), or "
-            "set the executor's base_backend parameter to 'topic'",
-        ) from err
-    return BasicNavigator
+def import_navigate_to_pose() -> Any:
+    """nav2_msgs' NavigateToPose action type, or a CowpError saying what to install."""
+    return import_action_type(
+        "nav2_msgs",
+        "NavigateToPose",
+        apt_package=NAV2_APT_PACKAGE,
+        instead="set the executor's base_backend parameter to 'topic'",
+    )
 
 
 class Nav2Base:
-    """Nav2's NavigateToPose through nav2_simple_commander.BasicNavigator.
+    """Nav2's NavigateToPose action on robot.yaml's base.nav2_action.
 
-    BasicNavigator is its own node and spins itself inside its calls, so it is never
-    added to the executor; this backend polls isTaskComplete from the calling thread.
-    Its goToPose waits for the action server forever, so the server is checked here
-    first, with a timeout.
+    The goal goes through this node's own action client, so a namespaced Nav2 is
+    reached by naming its action (/robot1/navigate_to_pose), the executor's callback
+    threads deliver the result, and a cancel or the drive's deadline cancels the goal
+    on Nav2 at once. (nav2_simple_commander's BasicNavigator spins a node of its own
+    and waits without a timeout for the server and for the goal's acceptance, so
+    neither a cancel nor a deadline could interrupt it.)
     """
 
     def __init__(
         self,
+        node: Node,
         config: BaseConfig,
         timeouts: Timeouts,
-        navigator_factory: Callable[[], Any] | None = None,
+        callback_group: CallbackGroup | None = None,
+        *,
+        action_type: Any | None = None,
+        client: Any | None = None,
     ) -> None:
+        self.node = node
         self.config = config
         self.timeouts = timeouts
-        self.description = f"Nav2 base (BasicNavigator, {config.nav2_action})"
-        self.navigator = (navigator_factory or import_basic_navigator())()
-
-    def _server_ready(self) -> bool:
-        client = getattr(self.navigator, "nav_to_pose_client", None)
-        if client is None:  # an API without the attribute: let goToPose wait
-            return True
-        return bool(client.wait_for_server(timeout_sec=self.timeouts.server_s))
+        self.action_type = action_type or import_navigate_to_pose()
+        self.client = action_client(
+            node, self.action_type, config.nav2_action, callback_group, client
+        )
+        self.description = f"Nav2 base (NavigateToPose on {config.nav2_action})"
 
     def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> Outcome:
-        nav = self.navigator
-        if cancel.is_set():
-            return Outcome.canceled(f"canceled before driving to {name}")
-        if not self._server_ready():
-            return Outcome.failure(
-                f"Nav2 action server {self.config.nav2_action} not available within "
-                f"{self.timeouts.server_s:g} s (is Nav2 running and active?)"
-            )
-        stamp = nav.get_clock().now().to_msg() if hasattr(nav, "get_clock") else None
-        task = nav.goToPose(pose_stamped(pose, self.config.frame_id, stamp))
-        if task is None or task is False:
-            return Outcome.failure(f"Nav2 rejected the goal to {name}")
-        # Newer BasicNavigators return a RunningTask to pass back; older ones a bool.
-        kwargs = {} if isinstance(task, bool) else {"task": task}
-        deadline = time.monotonic() + self.timeouts.navigate_s
-        while not nav.isTaskComplete(**kwargs):
-            if cancel.is_set():
-                nav.cancelTask()
-                return Outcome.canceled(f"drive to {name} canceled (Nav2 task canceled)")
-            if time.monotonic() >= deadline:
-                nav.cancelTask()
-                return Outcome.failure(
-                    f"Nav2 did not reach {name} within {self.timeouts.navigate_s:g} s; "
-                    "task canceled"
-                )
-            time.sleep(POLL_S)
-        result = nav.getResult()
-        verdict = getattr(result, "name", str(result))
-        if verdict == "SUCCEEDED":
+        goal = self.action_type.Goal()
+        goal.pose = pose_stamped(pose, self.config.frame_id, self.node.get_clock().now().to_msg())
+        goal.behavior_tree = ""  # Nav2's default navigate-to-pose tree
+        outcome, result = run_action(
+            self.client,
+            goal,
+            server=self.config.nav2_action,
+            kind="NavigateToPose",
+            cancel=cancel,
+            server_s=self.timeouts.server_s,
+            motion_s=self.timeouts.navigate_s,
+            hint="is Nav2 running and active? A namespaced Nav2 needs its namespace in "
+            "robot.yaml base.nav2_action",
+        )
+        if outcome.ok:
             return Outcome.success(f"reached {name} (Nav2)")
-        if verdict == "CANCELED":
-            return Outcome.canceled(f"Nav2 canceled the drive to {name}")
-        detail = ""
-        if hasattr(nav, "getTaskError"):
-            code, text = nav.getTaskError()
-            detail = f": error {code} {text}".rstrip()
-        return Outcome.failure(f"Nav2 failed to reach {name} ({verdict}){detail}")
+        if outcome.status is Status.CANCELED:
+            return Outcome.canceled(f"drive to {name} canceled (Nav2 goal canceled)")
+        code = getattr(result, "error_code", 0) if result is not None else 0
+        detail = f": error {code} {getattr(result, 'error_msg', '')}".rstrip() if code else ""
+        return Outcome.failure(f"Nav2 did not reach {name}: {outcome.message}{detail}")

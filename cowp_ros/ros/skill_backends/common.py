@@ -9,17 +9,21 @@ speaks and a server that never appears end in a failure naming them, never a han
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+from cowp_ros.errors import CowpError
 from cowp_ros.ros.waiting import (
     POLL_S,
+    Deadline,
     Signal,
     WaitEnd,
     run_action,
@@ -102,13 +106,45 @@ def silent_message(topic: str, what: str, seconds: float) -> str:
 
 __all__ = [
     "POLL_S",
+    "Deadline",
     "JointStateCache",
     "Signal",
     "Timeouts",
     "WaitEnd",
+    "action_client",
+    "import_action_type",
     "run_action",
     "silent_message",
     "wait_for_subscriber",
     "wait_future",
     "wait_until",
 ]
+
+
+def import_action_type(package: str, name: str, *, apt_package: str, instead: str) -> Any:
+    """`package.action.name`, imported only when a backend needs it, or a CowpError
+    naming the apt package to install (control_msgs and nav2_msgs are not on PyPI)."""
+    try:
+        module = importlib.import_module(f"{package}.action")
+    except ImportError as err:
+        raise CowpError(
+            f"this backend needs {package}/action/{name}, and {package} is not installed",
+            hint=f"sudo apt install {apt_package} (and source /opt/ros/kilted/setup.bash), "
+            f"or {instead}",
+        ) from err
+    return getattr(module, name)
+
+
+def action_client(
+    node: Node,
+    action_type: Any,
+    action_name: str,
+    callback_group: CallbackGroup | None,
+    client: Any | None = None,
+) -> Any:
+    """An rclpy ActionClient on `action_name` (or the test double given as `client`)."""
+    if client is not None:
+        return client
+    from rclpy.action import ActionClient
+
+    return ActionClient(node, action_type, action_name, callback_group=callback_group)

@@ -1,16 +1,15 @@
 """Pick and build the backends for a profile, from the executor's parameters.
 
 `auto` follows the profile: the real robot drives with Nav2 and moves the UR5e and the
-Hand-E through their action servers; sim_world (and a bare Gazebo base) serve topics.
-An action backend asked for where control_msgs is missing, or Nav2 where
-nav2_simple_commander is missing, fails at start-up naming the apt package, not at
-the first step.
+Hand-E through their action servers; sim_world and the Gazebo profile's base
+controller serve the base's goal topic. An action backend asked for where control_msgs
+is missing, or Nav2 where nav2_msgs is missing, fails at start-up naming the apt
+package, not at the first step.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,18 +17,19 @@ from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.skill_backends.arm import ActionArm, TopicArm
+from cowp_ros.ros.skill_backends.arm import ActionArm, SpeedScaling, TopicArm
 from cowp_ros.ros.skill_backends.base import Nav2Base, TopicBase
 from cowp_ros.ros.skill_backends.camera import DetectionCamera
 from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
-from cowp_ros.ros.skill_backends.gripper import ActionGripper, TopicGripper
+from cowp_ros.ros.skill_backends.gripper import CommandGripper, ParallelGripper, TopicGripper
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.runner import Backends
 
 PROFILES = ("sim", "gazebo", "robot")
 BASE_CHOICES = ("auto", "topic", "nav2")
 ARM_CHOICES = ("auto", "topic", "action")
-GRIPPER_CHOICES = ("auto", "topic", "action")
+# action: ParallelGripperCommand (Kilted); gripper_command: the older GripperCommand.
+GRIPPER_CHOICES = ("auto", "topic", "action", "gripper_command")
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,10 @@ class Choice:
 
 def control_msgs_available() -> bool:
     return importlib.util.find_spec("control_msgs") is not None
+
+
+def nav2_msgs_available() -> bool:
+    return importlib.util.find_spec("nav2_msgs") is not None
 
 
 def check_choice(parameter: str, value: str, allowed: tuple[str, ...]) -> str:
@@ -73,7 +77,6 @@ def build_backends(
     callback_group: CallbackGroup | None,
     *,
     verify_detections: bool,
-    navigator_factory: Callable[[], Any] | None = None,
 ) -> Backends:
     """Create the chosen backends on `node` (subscriptions share one joint-state cache
     when the arm and the gripper read the same topic)."""
@@ -84,20 +87,27 @@ def build_backends(
         else JointStateCache(node, robot.gripper.joint_states_topic, callback_group)
     )
     base = (
-        Nav2Base(robot.base, timeouts, navigator_factory)
+        Nav2Base(node, robot.base, timeouts, callback_group)
         if choice.base == "nav2"
         else TopicBase(node, robot.base, timeouts, callback_group)
     )
+    scaling = (
+        SpeedScaling(node, robot.arm.speed_scaling_topic, callback_group)
+        if robot.arm.speed_scaling_topic
+        else None
+    )
     arm = (
-        ActionArm(node, robot.arm, timeouts, arm_joints, callback_group)
+        ActionArm(node, robot.arm, timeouts, arm_joints, callback_group, scaling=scaling)
         if choice.arm == "action"
-        else TopicArm(node, robot.arm, timeouts, arm_joints)
+        else TopicArm(node, robot.arm, timeouts, arm_joints, scaling)
     )
-    gripper = (
-        ActionGripper(node, robot.gripper, timeouts, gripper_joints, callback_group)
-        if choice.gripper == "action"
-        else TopicGripper(node, robot.gripper, timeouts, gripper_joints)
-    )
+    gripper: Any
+    if choice.gripper == "action":
+        gripper = ParallelGripper(node, robot.gripper, timeouts, gripper_joints, callback_group)
+    elif choice.gripper == "gripper_command":
+        gripper = CommandGripper(node, robot.gripper, timeouts, gripper_joints, callback_group)
+    else:
+        gripper = TopicGripper(node, robot.gripper, timeouts, gripper_joints)
     camera = (
         DetectionCamera(node, robot.camera.detections_topic, timeouts, callback_group)
         if verify_detections

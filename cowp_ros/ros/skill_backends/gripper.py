@@ -1,9 +1,19 @@
-"""Robotiq Hand-E backends: a position command topic, or control_msgs/GripperCommand.
+"""Robotiq Hand-E backends: a position command topic, or a gripper action controller.
 
 Whether a grasp worked is read from where the fingers stopped, the one signal every
 Hand-E setup has: stopped above robot.yaml's grasp_threshold_m means something is
 between them; closed to (nearly) zero means the gripper missed. A stop is "moved
 less than the position tolerance during settle_time_s".
+
+On Kilted the only gripper action controller in ros2_controllers is
+parallel_gripper_action_controller (control_msgs/action/ParallelGripperCommand on
+~/gripper_cmd); its `reached_goal` and `stalled` say how the goal ended, but not
+whether anything is held: it reports reached_goal within goal_tolerance (10 mm by
+default, almost half the Hand-E's stroke) and, with a hardware interface whose velocity
+state stays 0 (the Hand-E driver's), "stalled" after stall_timeout while the fingers
+still move. So the backend lets the fingers settle on /joint_states after the result
+and judges the position, as for the topic backend. The older
+control_msgs/action/GripperCommand stays available for drivers that still serve it.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from std_msgs.msg import Float64MultiArray
 
 from cowp_ros.ros.skill_backends.arm import control_msgs_client
 from cowp_ros.ros.skill_backends.common import (
+    Deadline,
     JointStateCache,
     Timeouts,
     WaitEnd,
@@ -53,6 +64,37 @@ class _GripperBase:
                 f"sensor_msgs/JointState with {self.config.finger_joint}",
                 self.timeouts.topic_s,
             )
+        )
+
+    def _wait_settled(self, target: float, cancel: threading.Event, deadline: Deadline) -> WaitEnd:
+        """Wait until the finger is at `target`, or has moved less than the position
+        tolerance during the last settle_time_s (stopped on an object or blocked)."""
+        cfg = self.config
+        started = time.monotonic()
+        history: deque[tuple[float, float]] = deque()
+
+        def settled() -> bool:
+            position = self.position()
+            if position is None:
+                return False
+            now = time.monotonic()
+            history.append((now, position))
+            if abs(position - target) <= cfg.position_tolerance_m:
+                return True
+            while history and history[0][0] < now - cfg.settle_time_s:
+                history.popleft()
+            if now - started < cfg.settle_time_s:
+                return False
+            values = [p for _, p in history]
+            return max(values) - min(values) <= cfg.position_tolerance_m
+
+        return wait_until(
+            settled,
+            cancel=cancel,
+            deadline=deadline,
+            signal=self.joints.signal,
+            silence_s=self.timeouts.topic_s,
+            heard=lambda: self.joints.last_heard(self.finger),
         )
 
     def _verdict(self, target: float, expect_object: bool) -> Outcome:
@@ -109,32 +151,7 @@ class TopicGripper(_GripperBase):
         if end is not WaitEnd.DONE:
             return self._silent()
         self.publisher.publish(Float64MultiArray(data=[float(target)]))
-        commanded = time.monotonic()
-        history: deque[tuple[float, float]] = deque()
-
-        def settled() -> bool:
-            position = self.position()
-            if position is None:
-                return False
-            now = time.monotonic()
-            history.append((now, position))
-            if abs(position - target) <= cfg.position_tolerance_m:
-                return True
-            while history and history[0][0] < now - cfg.settle_time_s:
-                history.popleft()
-            if now - commanded < cfg.settle_time_s:
-                return False
-            values = [p for _, p in history]
-            return max(values) - min(values) <= cfg.position_tolerance_m
-
-        end = wait_until(
-            settled,
-            cancel=cancel,
-            deadline=commanded + self.timeouts.gripper_s,
-            signal=self.joints.signal,
-            silence_s=self.timeouts.topic_s,
-            heard=lambda: self.joints.last_heard(self.finger),
-        )
+        end = self._wait_settled(target, cancel, Deadline(self.timeouts.gripper_s))
         if end is WaitEnd.DONE:
             return self._verdict(target, expect_object)
         if end is WaitEnd.SILENT:
@@ -150,13 +167,15 @@ class TopicGripper(_GripperBase):
         )
 
 
-class ActionGripper(_GripperBase):
-    """control_msgs/GripperCommand; grasp success from the finger position.
+class _ActionGripperBase(_GripperBase):
+    """One action goal per open/close; the fingers' position on /joint_states decides.
 
-    Robotiq's gripper action controller aborts a goal that stalls on an object unless
-    its allow_stalling parameter is true; a stalled result is treated as "stopped", and
-    the finger position decides success either way.
+    An abort whose result says `stalled` is the fingers stopping on something (the
+    controller aborts a stall unless allow_stalling is set), so it is judged like a
+    success: by where the fingers settle.
     """
+
+    ACTION = ""  # control_msgs action name
 
     def __init__(
         self,
@@ -171,14 +190,9 @@ class ActionGripper(_GripperBase):
     ) -> None:
         super().__init__(config, timeouts, joints)
         self.action_type, self.client = control_msgs_client(
-            node,
-            "GripperCommand",
-            config.gripper_command_action,
-            callback_group,
-            action_type,
-            client,
+            node, self.ACTION, config.gripper_action, callback_group, action_type, client
         )
-        self.description = f"GripperCommand gripper ({config.gripper_command_action})"
+        self.description = f"{self.ACTION} gripper ({config.gripper_action})"
 
     def open(self, cancel: threading.Event) -> Outcome:
         return self._command(self.config.open_position_m, cancel, expect_object=False)
@@ -186,35 +200,49 @@ class ActionGripper(_GripperBase):
     def close(self, cancel: threading.Event, *, expect_object: bool) -> Outcome:
         return self._command(self.config.closed_position_m, cancel, expect_object=expect_object)
 
+    def _goal(self, target: float) -> Any:
+        raise NotImplementedError
+
+    def _result_position(self, result: Any) -> float | None:
+        raise NotImplementedError
+
     def _command(self, target: float, cancel: threading.Event, *, expect_object: bool) -> Outcome:
-        goal = self.action_type.Goal()
-        goal.command.position = float(target)
-        goal.command.max_effort = float(self.config.max_effort_n)
+        deadline = Deadline(self.timeouts.gripper_s)
         outcome, result = run_action(
             self.client,
-            goal,
-            server=self.config.gripper_command_action,
-            kind="GripperCommand",
+            self._goal(target),
+            server=self.config.gripper_action,
+            kind=self.ACTION,
             cancel=cancel,
             server_s=self.timeouts.server_s,
-            motion_s=self.timeouts.gripper_s,
+            motion_s=deadline,
+            hint=f"is {self.config.controller} active?",
         )
-        # An abort with a result that says "stalled" is the fingers stopping on something.
-        stalled_abort = (
-            outcome.status is Status.FAILED
-            and result is not None
-            and bool(getattr(result, "stalled", False))
-        )
-        if not outcome.ok and not stalled_abort:
+        stalled = result is not None and bool(getattr(result, "stalled", False))
+        if not outcome.ok and not (outcome.status is Status.FAILED and stalled):
             return outcome
-        # Prefer the joint state (the contract); fall back to the result's position.
+        # Where the fingers come to rest decides; the result may come early (a stall
+        # reported while they still move, a goal "reached" within a coarse tolerance).
         end, _ = self.joints.wait_for(self.finger, cancel=cancel, timeout_s=0.5)
         if end is WaitEnd.CANCELED:
             return Outcome.canceled("canceled while reading the finger position")
         if self.position() is None:
-            if result is None:
+            position = self._result_position(result)
+            if position is None:
                 return self._silent()
-            return self._verdict_at(float(result.position), target, expect_object)
+            return self._verdict_at(position, target, expect_object)
+        left_s = max(deadline.end - time.monotonic(), 1.0)
+        end = self._wait_settled(target, cancel, Deadline(left_s))
+        if end is WaitEnd.CANCELED:
+            return Outcome.canceled("canceled while the fingers settled")
+        if end is WaitEnd.SILENT:
+            return self._silent()
+        if end is WaitEnd.TIMEOUT:
+            position = self.position()
+            return Outcome.failure(
+                f"{self.config.gripper_action} ended, but the fingers did not settle within "
+                f"{left_s:.1f} s (at {mm(position) if position is not None else 'unknown'})"
+            )
         return self._verdict(target, expect_object)
 
     def _verdict_at(self, position: float, target: float, expect_object: bool) -> Outcome:
@@ -225,3 +253,40 @@ class ActionGripper(_GripperBase):
         if not expect_object or position > cfg.grasp_threshold_m:
             return Outcome.success(f"gripper closed at {mm(position)}")
         return Outcome.failure(f"grasp failed: fingers closed to {mm(position)}, nothing held")
+
+
+class ParallelGripper(_ActionGripperBase):
+    """control_msgs/action/ParallelGripperCommand (Kilted's parallel_gripper_action_controller).
+
+    The goal names the finger joint with its target position and, as `effort`, the
+    force limit (the controller applies it when it claims a max_effort interface).
+    """
+
+    ACTION = "ParallelGripperCommand"
+
+    def _goal(self, target: float) -> Any:
+        goal = self.action_type.Goal()
+        goal.command.name = [self.config.finger_joint]
+        goal.command.position = [float(target)]
+        goal.command.effort = [float(self.config.max_effort_n)]
+        return goal
+
+    def _result_position(self, result: Any) -> float | None:
+        positions = list(getattr(getattr(result, "state", None), "position", []) or [])
+        return float(positions[0]) if positions else None
+
+
+class CommandGripper(_ActionGripperBase):
+    """control_msgs/action/GripperCommand, for drivers that still serve it (not Kilted's
+    ros2_controllers: its GripperActionController was removed there)."""
+
+    ACTION = "GripperCommand"
+
+    def _goal(self, target: float) -> Any:
+        goal = self.action_type.Goal()
+        goal.command.position = float(target)
+        goal.command.max_effort = float(self.config.max_effort_n)
+        return goal
+
+    def _result_position(self, result: Any) -> float | None:
+        return None if result is None else float(result.position)

@@ -1,0 +1,82 @@
+"""One plan step sent to the executor's `ExecuteSkill` action, for `cowp skill --run`.
+
+A person trying a skill on a new robot watches it: the feedback is printed as it comes,
+Ctrl-C cancels the goal on the executor (the robot stops), and the result says what
+happened. The waiting is `cowp_ros.ros.waiting.run_action`, as for every other action.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cowp_ros.errors import CowpError
+from cowp_ros.ros.waiting import run_action
+
+
+def run_step_on_executor(
+    action_name: str,
+    step_name: str,
+    arguments: Sequence[str],
+    *,
+    server_timeout_s: float,
+    step_timeout_s: float,
+    say: Callable[[str], None],
+) -> tuple[bool, str]:
+    """(success, message) of one step on the running executor; Ctrl-C cancels it."""
+    import rclpy
+    from rclpy.action import ActionClient
+    from rclpy.executors import SingleThreadedExecutor
+
+    from cowp_interfaces.action import ExecuteSkill
+    from cowp_interfaces.msg import PlanStep
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("cowp_skill", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    cancel = threading.Event()
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        say("canceling ...")
+        cancel.set()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name)
+        if not client.wait_for_server(timeout_sec=server_timeout_s):
+            raise CowpError(
+                f"no executor serves {action_name} within {server_timeout_s:g} s",
+                hint="start it first: cowp bringup --profile robot (or ros2 launch cowp_ros "
+                "robot.launch.py); check ROS_DOMAIN_ID matches",
+            )
+        goal = ExecuteSkill.Goal(step=PlanStep(action=step_name, arguments=list(arguments)))
+
+        def feedback(message: Any) -> None:
+            say(f"  [{message.feedback.progress * 100:3.0f} %] {message.feedback.status}")
+
+        say(f"running {step_name}({', '.join(arguments)}) on {action_name}; Ctrl-C cancels")
+        outcome, result = run_action(
+            client,
+            goal,
+            server=action_name,
+            kind="skill",
+            cancel=cancel,
+            server_s=server_timeout_s,
+            motion_s=step_timeout_s,
+            feedback=feedback,
+            watch_server=True,
+        )
+        if result is not None:
+            return bool(result.success), result.message
+        return False, outcome.message
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)

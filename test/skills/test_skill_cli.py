@@ -1,0 +1,152 @@
+"""`cowp skill`: one skill alone, dry-run through the real skill map and runner, or run
+through a real executor node (sim-topic fakes stand in for the robot)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from rclpy.parameter import Parameter
+from ros_fakes import RosHarness
+from test_executor_node import robot_yaml, start_robot
+
+from cowp_ros.cli import main
+from cowp_ros.errors import CowpError
+from cowp_ros.ros.nodes.executor import SkillExecutor
+from cowp_ros.skills.config import RobotConfig
+from cowp_ros.skills.skill_map import SkillMap
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["skill", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_skill_called_by_its_roles_binds_them_directly(skill_map: SkillMap) -> None:
+    call = skill_map.resolve("place", ["object=cup_1", "location=table_1"])
+    assert call.skill.name == "place" and call.matched_by == "skill called directly"
+    assert call.roles == {"object": "cup_1", "location": "table_1"}
+    # A PDDL action of the same verb still goes through the action table.
+    assert skill_map.resolve("walk", ["table_1"]).matched_by == "action"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["location=table_1"], "skill 'place' needs object"),
+        (["object=cup_1", "location=table_1", "speed=fast"], "skill 'place' has no role speed"),
+        (["object=", "location=table_1"], "'object=' is not ROLE=VALUE"),
+    ],
+)
+def test_a_skill_call_with_wrong_roles_says_which(
+    skill_map: SkillMap, arguments: list[str], message: str
+) -> None:
+    with pytest.raises(CowpError, match=message):
+        skill_map.resolve("place", arguments)
+
+
+def test_dry_run_prints_the_calibrated_values_and_moves_nothing(
+    capsys: pytest.CaptureFixture[str], robot: RobotConfig
+) -> None:
+    code, out, _ = run_cli(capsys, "pick", "object=cup_1")
+    assert code == 0
+    counter = robot.base.locations["counter"]
+    assert f"drive to counter at x {counter.x:.2f} m, y {counter.y:.2f} m" in out
+    grasp = robot.arm.poses["grasp"]
+    assert f"move to pose 'grasp' (shoulder_pan_joint {grasp[0]:+.3f}" in out
+    assert "a grasp only if the fingers stop above 2.0 mm" in out
+    lines = [line for line in out.splitlines() if line.strip()[:2].rstrip(".").isdigit()]
+    assert len(lines) == 7  # navigate, open, pre_grasp, grasp, close, pre_grasp, home
+    assert "nothing moved" in out
+
+
+def test_dry_run_of_a_pddl_action_already_at_its_location_skips_the_drive(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run_cli(capsys, "fill_water", "cup_1", "faucet_1", "--at", "sink")
+    assert code == 0 and "skill 'fill' (action)" in out
+    assert "base:" not in out and "move to pose 'fill'" in out
+
+
+def test_dry_run_names_an_unknown_object_and_the_files_to_edit(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run_cli(capsys, "pick", "object=teapot_1")
+    assert code == 1
+    assert "no location known for 'teapot_1'" in err and "skills.yaml" in err
+
+
+def test_list_shows_every_skill_with_its_roles(
+    capsys: pytest.CaptureFixture[str], skill_map: SkillMap
+) -> None:
+    code, out, _ = run_cli(capsys, "--list")
+    assert code == 0
+    for name, skill in skill_map.skills.items():
+        assert f"{name} {' '.join(f'{r}=...' for r in sorted(skill.roles))}".strip() in out
+
+
+def test_run_without_an_executor_says_how_to_start_one(capsys: pytest.CaptureFixture[str]) -> None:
+    action = f"/nobody_{time.monotonic_ns()}/execute_skill"
+    code, _, err = run_cli(
+        capsys, "navigate", "location=table", "--run", "--action", action, "--server-timeout", "0.5"
+    )
+    assert code == 1 and action in err and "cowp bringup --profile robot" in err
+
+
+@pytest.fixture
+def fakes(harness: RosHarness) -> Iterator[list]:
+    started: list = []
+    yield started
+    for node in started:
+        harness.remove(node)
+
+
+@pytest.mark.ros
+def test_run_executes_the_skill_on_the_executor_and_prints_its_feedback(
+    harness: RosHarness, fakes: list, robot: RobotConfig, tmp_path, capsys
+) -> None:
+    start_robot(harness, fakes, robot)
+    namespace = f"/skill{time.monotonic_ns()}"
+    executor = harness.add(
+        SkillExecutor(
+            context=harness.context,
+            namespace=namespace,
+            parameter_overrides=[Parameter("robot_config", value=str(robot_yaml(tmp_path)))],
+        )
+    )
+    try:
+        code, out, err = run_cli(
+            capsys, "pick", "object=cup_1", "--run", "--action", f"{namespace}/execute_skill"
+        )
+        assert code == 0, err
+        assert "grasping cup_1" in out and "done: pick(object=cup_1) done" in out
+        assert executor.world.holding == "cup_1"
+    finally:
+        harness.remove(executor)
+
+
+@pytest.mark.ros
+def test_run_reports_a_failed_grasp_with_exit_code_1(
+    harness: RosHarness, fakes: list, robot: RobotConfig, tmp_path, capsys
+) -> None:
+    start_robot(harness, fakes, robot)
+    for node in fakes:
+        if hasattr(node, "object_at"):
+            node.object_at = None  # nothing between the fingers
+    namespace = f"/skill{time.monotonic_ns()}"
+    executor = harness.add(
+        SkillExecutor(
+            context=harness.context,
+            namespace=namespace,
+            parameter_overrides=[Parameter("robot_config", value=str(robot_yaml(tmp_path)))],
+        )
+    )
+    try:
+        code, out, _ = run_cli(
+            capsys, "grasp_cup", "cup_1", "--run", "--action", f"{namespace}/execute_skill"
+        )
+        assert code == 1 and "failed: " in out and "grasp failed" in out
+    finally:
+        harness.remove(executor)
