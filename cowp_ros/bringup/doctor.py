@@ -173,7 +173,7 @@ def perception_install() -> str:
     constraints = requirements_file("perception-constraints")
     return (
         f"{_pip()} -c {constraints} -r {requirements_file('perception')} && "
-        "python3 -m cowp_ros.perception.models provision"
+        "python3 -m cowp_ros.perception.provision provision"
     )
 
 

@@ -179,6 +179,20 @@ class KnowledgeAcquirer:
         self.shortlist = shortlist
         self.role_threshold = role_threshold
 
+    def rank(
+        self,
+        task: PlanningTask,
+        role_type: str,
+        candidates: Sequence[tuple[str, str]],
+        task_description: str,
+    ) -> list[tuple[str, str]]:
+        """COWP asks about every kind present, in the order given."""
+        return list(candidates)
+
+    def enough(self, accepted: Sequence[CandidateAssessment]) -> bool:
+        """COWP assesses every candidate, then Prompt 3 chooses among the accepted."""
+        return False
+
     def assess(
         self,
         task: PlanningTask,

@@ -604,6 +604,7 @@ class OpenWorldPlanner:
         actions = role_actions(self.task, role_type, plan_order)
         tried = self._state.tried_types.setdefault(role_type, set())
         candidates = candidate_types(self.task, role_type, exclude=sorted(tried))
+        candidates = self.acquirer.rank(self.task, role_type, candidates, self.description)
         if self.settings.max_candidates is not None:
             candidates = candidates[: self.settings.max_candidates]
         accepted: list[CandidateAssessment] = []
@@ -622,6 +623,8 @@ class OpenWorldPlanner:
                 )
             if assessment.accepted:
                 accepted.append(assessment)
+                if self.acquirer.enough(accepted):
+                    break
         while accepted:
             self.cancel.check()
             selection = self.acquirer.select(accepted, role_type, self.description, situation)

@@ -5,7 +5,7 @@ decides when the server gave one, else the step is kept as suitable. Blocking a 
 without evidence would send the robot replanning on noise; the verdict is marked
 `unclear` in the report either way.
 
-Calibrated decisions (issue 7): with an entry for its model in
+Calibrated decisions: with an entry for its model in
 `config/monitor_calibration.yaml` (see `cowp_ros.cowp.calibration`), the monitor
 no longer takes the model's yes/no at face value. It scores the step with the entry's
 variant (P(yes) from first-token log-probabilities, possibly contrasted with the same

@@ -77,7 +77,27 @@ class FactMaker(Protocol):
 
 
 class Acquirer(Protocol):
-    """Which present objects can take a failed object's role? (Prompts 2 and 3)"""
+    """Which present objects can take a failed object's role? (Prompts 2 and 3)
+
+    The loop asks `rank` for the order in which to try the candidate kinds, `assess`
+    for each in turn until `enough` says the accepted ones suffice, and `select` for the
+    one to use. COWP's acquirer keeps the order and assesses every kind; a frugal one
+    puts the likeliest first and stops at the first it accepts.
+    """
+
+    def rank(
+        self,
+        task: PlanningTask,
+        role_type: str,
+        candidates: Sequence[tuple[str, str]],
+        task_description: str,
+    ) -> list[tuple[str, str]]:
+        """The (kind, example object) candidates in the order to try them."""
+        ...
+
+    def enough(self, accepted: Sequence[CandidateAssessment]) -> bool:
+        """True when the kinds accepted so far suffice (the rest are not asked about)."""
+        ...
 
     def assess(
         self,

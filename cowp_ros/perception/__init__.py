@@ -1,4 +1,4 @@
-"""Wrist-camera perception: YOLO detection and the situations it implies (issue 8).
+"""Wrist-camera perception: YOLO detection and the situations it implies.
 
 ROS-free on purpose, so the CLI, the tests and the node share one implementation:
 

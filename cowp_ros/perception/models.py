@@ -17,14 +17,13 @@ A user can instead name any ultralytics model file (`yolo11n.pt`, a fine-tuned o
 ONNX export). Nothing is ever downloaded at run time: a model that is not on disk is an
 error that says how to get one.
 
-Run `python -m cowp_ros.perception.models provision` to provision (idempotent: verified
+Run `python -m cowp_ros.perception.provision provision` to provision (idempotent: verified
 files are kept, only the conversion is redone with `--reconvert`), and `... check` to
 see both backends find the cup in skimage's coffee photo.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import subprocess
@@ -175,46 +174,3 @@ def provision_default_model(reconvert: bool = False, log: Log = print) -> Path:
     return convert_darknet(
         files["yolov3-tiny.cfg"], files["yolov3-tiny.weights"], files["coco.names"], target
     )
-
-
-def check_default_model(log: Log = print) -> None:
-    """Both backends must find the cup in skimage's coffee photo (setup's last step)."""
-    import cv2
-    from skimage import data
-
-    from cowp_ros.perception.detectors import create_detector
-
-    image = cv2.cvtColor(data.coffee(), cv2.COLOR_RGB2BGR)
-    for backend in ("onnxruntime", "ultralytics"):
-        found = [d for d in create_detector(backend).detect(image) if d.class_name == "cup"]
-        if not found:
-            raise CowpError(f"the {backend} backend found no cup in skimage's coffee photo")
-        log(f"{backend}: {found[0].describe()} in skimage's coffee photo")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m cowp_ros.perception.models provision|check|path`, used by setup."""
-    parser = argparse.ArgumentParser(prog="python -m cowp_ros.perception.models")
-    commands = parser.add_subparsers(dest="command", required=True)
-    provision = commands.add_parser("provision", help="fetch, verify and convert the default model")
-    provision.add_argument("--reconvert", action="store_true", help="redo the ONNX conversion")
-    commands.add_parser("path", help="print the default model's path")
-    commands.add_parser("check", help="run both backends on a real photo of a cup")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "path":
-            print(default_model_path())
-            return 0
-        if args.command == "check":
-            check_default_model()
-            return 0
-        path = provision_default_model(reconvert=args.reconvert)
-    except CowpError as err:
-        print(f"model provisioning: error: {err}", file=sys.stderr)
-        return 1
-    print(f"model ready: {path} ({path.stat().st_size / 1e6:.1f} MB)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

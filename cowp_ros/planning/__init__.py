@@ -5,7 +5,8 @@ returns a `PlanResult` whose status says found / no plan / timed out. Both run i
 child process so that a deadline really stops them.
 """
 
-from cowp_ros.planning.planner import PLANNER_NAMES, Planner, PlannerError, make_planner
+from cowp_ros.planning.factory import PLANNER_NAMES, make_planner
+from cowp_ros.planning.planner import Planner, PlannerError
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
 
 __all__ = [

@@ -1,8 +1,7 @@
-"""The one interface every planner offers, and the factory that picks one by name."""
+"""The one interface every planner offers (the loop's `Planner` port), and its error."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from cowp_ros.errors import CowpError
@@ -25,49 +24,3 @@ class Planner(Protocol):
     def solve(self, task: PlanningTask, timeout_s: float = DEFAULT_TIMEOUT_S) -> PlanResult:
         """Plan for `task`; never runs past `timeout_s` (returns a TIMEOUT result)."""
         ...
-
-
-def _pyperplan() -> Planner:
-    from cowp_ros.planning.pyperplan_planner import PyperplanPlanner
-
-    return PyperplanPlanner()
-
-
-def _fast_downward() -> Planner:
-    from cowp_ros.planning.fast_downward import FastDownwardPlanner
-
-    return FastDownwardPlanner()
-
-
-def _llm_guided() -> Planner:
-    """LLM-guided search cannot be built from a name alone: it needs the model to ask."""
-    raise PlannerError(
-        "the llm_guided planner needs a language model, and make_planner() has none",
-        hint="in code: cowp_ros.methods.llm_guided.make_llm_guided_planner(model, beam=3); "
-        "on the command line: cowp run TASK --planner llm_guided (it passes the run's model)",
-    )
-
-
-PLANNERS: dict[str, Callable[[], Planner]] = {
-    "pyperplan": _pyperplan,
-    "fast_downward": _fast_downward,
-    "llm_guided": _llm_guided,
-}
-PLANNER_NAMES = tuple(PLANNERS)
-ALIASES = {
-    "fd": "fast_downward",
-    "fast-downward": "fast_downward",
-    "downward": "fast_downward",
-    "llm-guided": "llm_guided",
-}
-
-
-def make_planner(name: str = "pyperplan") -> Planner:
-    """The planner called `name` (`pyperplan`, `fast_downward` or alias `fd`)."""
-    key = ALIASES.get(name.lower(), name.lower())
-    factory = PLANNERS.get(key)
-    if factory is None:
-        raise PlannerError(
-            f"unknown planner {name!r}", hint=f"choose one of: {', '.join(PLANNER_NAMES)}"
-        )
-    return factory()

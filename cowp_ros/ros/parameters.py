@@ -6,8 +6,9 @@ the node's start with one clear error when a value is of the wrong type or out o
 range. The defaults are the ones `config/<node>.yaml` shows (a test keeps the two in
 step), so the table is the node's whole surface on one screen.
 
-Numbers are forgiving the way YAML and `--set` users expect: `timeout_s: 5` means 5.0
-for a float parameter (rclpy alone refuses an integer where it declared a double).
+Values are forgiving the way YAML and `--set` users expect: `timeout_s: 5` means 5.0 for
+a float parameter (rclpy alone refuses an integer where it declared a double), and an
+unquoted `off` for a string parameter arrives as "false" (YAML reads it as a boolean).
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def _typed(param: Param, value: Any) -> Any:
     elif isinstance(default, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif isinstance(default, str):
+        if isinstance(value, bool):  # YAML reads an unquoted off/no/false as a boolean
+            value = "true" if value else "false"
         ok = isinstance(value, str)
     elif isinstance(default, (list, tuple)):
         ok = isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Optional setup part: wrist-camera perception (issue 8).
+# Optional setup part: wrist-camera perception.
 #
 #   hash  print a hash of everything this step depends on (setup.sh skips the step while
 #         it is unchanged): the requirements and constraints, the model pins and the
@@ -23,7 +23,8 @@ case "${1:-}" in
   hash)
     {
       sha256sum "$ROOT/requirements/perception.txt" "$ROOT/requirements/perception-constraints.txt" \
-        "$ROOT/cowp_ros/perception/models.py" "$ROOT/cowp_ros/perception/darknet_onnx.py"
+        "$ROOT/cowp_ros/perception/models.py" "$ROOT/cowp_ros/perception/provision.py" \
+        "$ROOT/cowp_ros/perception/darknet_onnx.py"
       echo "$CACHE"
       # Presence only: `run` rewrites the model, so its mtime would re-trigger the step.
       if [ -f "$CACHE/models/yolov3-tiny-coco.onnx" ]; then echo "model present"; else echo "no model"; fi
@@ -32,7 +33,7 @@ case "${1:-}" in
   run)
     "$PY" -m pip install --disable-pip-version-check --no-input \
       -r "$ROOT/requirements/perception.txt" -c "$ROOT/requirements/perception-constraints.txt"
-    "$PY" -m cowp_ros.perception.models provision --reconvert
+    "$PY" -m cowp_ros.perception.provision provision --reconvert
     images="$CACHE/test-images/darknet"
     if [ ! -f "$images/dog.jpg" ]; then
       scratch=$(mktemp -d)
@@ -46,7 +47,7 @@ case "${1:-}" in
       fi
       rm -rf "$scratch"
     fi
-    "$PY" -m cowp_ros.perception.models check
+    "$PY" -m cowp_ros.perception.provision check
     ;;
   *)
     echo "usage: $0 hash|run" >&2

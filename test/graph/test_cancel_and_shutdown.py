@@ -114,3 +114,43 @@ def test_a_shutdown_mid_task_still_delivers_the_result(
     assert result.outcome is Outcome.ABORTED
     assert "shutting down" in result.explanation
     assert result.report_path and Path(result.report_path).is_file()
+
+
+def test_a_flood_of_situations_costs_a_bounded_number_of_questions(
+    start_graph, probe, tmp_path: Path
+) -> None:
+    """10 s of 5 distinct situations a second during a task: the inbox lets at most
+    `max_situations_per_task` (20) reach the loop, each checked once per step it could
+    affect, so at most 20 x 6 plan steps of questions; the rest is dropped and counted."""
+    import json
+
+    from cowp_interfaces.msg import Situation
+
+    server = SlowModelServer(delay_s=0.05)  # answers "Yes": every step stays suitable
+    try:
+        start_graph(profile(tmp_path, server.url, events=False))
+        publisher = probe.node.create_publisher(Situation, "/cowp/situations", 50)
+        client = TaskClient()
+        try:
+            client.wait_until_ready(60)
+            client.run_task("serve_water")
+            wait_for(client, lambda: bool(client.all_feedback), 60, "the task to start")
+            for index in range(50):
+                publisher.publish(Situation(text=f"a bird sings outside, number {index}"))
+                probe.executor.spin_once(timeout_sec=0.0)
+                time.sleep(0.2)
+            result = client.get_result(timeout_s=300)
+        finally:
+            client.close()
+    finally:
+        server.close()
+    assert result.outcome is Outcome.COMPLETED, result.explanation
+    report = json.loads(Path(result.report_path).read_text())
+    given = len(result.handled_situations)
+    dropped = sum(report["situations_dropped"].values())
+    requests = report["requests"]["check_plan"]
+    print(f"flood: {given} given to the loop, {dropped} dropped, {server.asked} questions")
+    print(f"flood: {requests} CheckPlan requests")
+    assert given <= 20 and given + dropped >= 45  # a few may be lost by DDS under load
+    assert server.asked <= 20 * 6
+    assert requests <= given * 6

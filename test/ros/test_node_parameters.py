@@ -71,13 +71,14 @@ def _node(context, **overrides) -> Node:
 
 
 def test_a_whole_number_where_a_float_is_declared_is_accepted(context) -> None:
-    node = _node(context, timeout_s=5)
+    node = _node(context, timeout_s=5, name=False)  # YAML's unquoted off
     try:
         values = declare_parameters(node, TABLE)
     finally:
         node.destroy_node()
     assert values["timeout_s"] == 5.0 and isinstance(values["timeout_s"], float)
     assert values["objects"] == [""] and values["cache"] is True
+    assert values["name"] == "false"
 
 
 @pytest.mark.parametrize(

@@ -93,7 +93,7 @@ def test_the_image_carries_what_every_profiles_nodes_need() -> None:
     assert args["WITH_PERCEPTION"] == "1" and args["WITH_LLM"] == "1"
     runs = " ".join(a for word, a in instructions() if word == "RUN")
     assert "pip3 install -r requirements/llm.txt" in runs
-    assert "python3 -m cowp_ros.perception.models provision" in runs
+    assert "python3 -m cowp_ros.perception.provision provision" in runs
     assert "python3 -m cowp_ros.llm.model_store" in runs
     env = " ".join(a for word, a in instructions() if word == "ENV")
     assert "COWP_CACHE_DIR=/var/cache/cowp_ros" in env

@@ -77,7 +77,7 @@ def test_the_detector_without_opencv_or_its_model_is_refused_with_the_perception
     found = missing("robot")
     for what in ("situation_detector: OpenCV (cv2)", "situation_detector: a detection model"):
         assert "requirements/perception.txt" in found[what]
-        assert "cowp_ros.perception.models provision" in found[what]
+        assert "cowp_ros.perception.provision provision" in found[what]
 
 
 def test_commonsense_without_a_server_or_the_embedded_model_is_refused(

@@ -31,7 +31,7 @@ from cowp_ros.resources import share_path
 
 CONFIG_ENV = "COWP_MONITOR_CALIBRATION"
 HEADER = """\
-# Plan Monitor calibration (issue 7), written by `cowp monitor eval --tune`.
+# Plan Monitor calibration, written by `cowp monitor eval --tune`.
 # Per model (the name the LLM server reports): the scoring variant and the threshold
 # chosen on the dev split (blocked when score >= threshold; scores are log-odds of
 # "blocked"). A model without an entry keeps the plain yes/no answer. Read by

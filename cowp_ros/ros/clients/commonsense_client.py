@@ -158,6 +158,19 @@ class CommonsenseClient:
             put_task_words(request, self.task_name, self.description, self.phrases)
         return self._call(self.acquire_client, request, "knowledge acquirer", "acquire")
 
+    def rank(
+        self,
+        task: PlanningTask,
+        role_type: str,
+        candidates: Sequence[tuple[str, str]],
+        task_description: str,
+    ) -> list[tuple[str, str]]:
+        """The node assesses one kind per request, in the loop's order."""
+        return list(candidates)
+
+    def enough(self, accepted: Sequence[CandidateAssessment]) -> bool:
+        return False
+
     def assess(
         self,
         task: PlanningTask,

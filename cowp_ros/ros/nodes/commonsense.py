@@ -41,6 +41,9 @@ from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, between, declare_parameters, positive
 
+OFF = {"off", "false", "no"}
+"""What `monitor_calibration` may say to turn the scored decision off."""
+
 PARAMETERS = (
     Param(
         "llm_url", "", "OpenAI-compatible base URL ('' = OPENAI_BASE_URL, else the embedded model)"
@@ -67,10 +70,10 @@ PARAMETERS = (
 class CommonsenseNode(Node):
     def __init__(self) -> None:
         super().__init__("commonsense")
+        self._resources = contextlib.ExitStack()  # first: destroy_node() closes it
         self.params = declare_parameters(self, PARAMETERS)
         self.threshold = float(self.params["monitor_threshold"])
         self._calibration_file = str(self.params["monitor_calibration"])
-        self._resources = contextlib.ExitStack()
         self.model = self._open_model()
         self._lock = threading.Lock()
         group = MutuallyExclusiveCallbackGroup()
@@ -100,7 +103,7 @@ class CommonsenseNode(Node):
 
     def _load_calibration(self) -> MonitorCalibration | None:
         """The monitor's calibrated decision for this model, read once at start-up."""
-        if self._calibration_file == "off":
+        if self._calibration_file.lower() in OFF:
             return None
         path = Path(self._calibration_file) if self._calibration_file else None
         calibration = calibration_for(self.model.name, path)
