@@ -39,9 +39,8 @@ def test_the_table_defaults_are_the_config_files(name: str) -> None:
     table = module.PARAMETERS
     assert all(isinstance(p, Param) and p.description for p in table)
     declared = {p.name: p.default for p in table}
-    in_file = yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())[name][
-        "ros__parameters"
-    ]
+    config = next((ROOT / "config").glob(f"**/{name}.yaml"))  # base_controller: gazebo/
+    in_file = yaml.safe_load(config.read_text())[name]["ros__parameters"]
     assert in_file == declared
 
 
