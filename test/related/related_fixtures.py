@@ -3,9 +3,10 @@
 `ReplayVisionServer` is the scripted server on 127.0.0.1 (`cowp_ros.chaos.server`),
 answering chat completions with the replies in data/vision_replies.json, in order, and
 then with "yes" to every numbered question of a request (built from the first reply as
-a template), so the real `openai` client and our parsing run end to end. `ScriptedQuestioner` is the in-process
-double of a vision model for the loop tests: regex rules over the question, with an
-optional number of times a rule answers before it falls through.
+a template), so the real `openai` client and our parsing run end to end.
+`ScriptedQuestioner` is the in-process double of a vision model for the loop tests:
+regex rules over the question, with an optional number of times a rule answers before
+it falls through.
 """
 
 from __future__ import annotations
