@@ -8,6 +8,7 @@ whole report is plain JSON, so a run can be inspected, diffed, or scored afterwa
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,7 +87,8 @@ class CowpReport:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+        """Strict JSON: a NaN or infinity anywhere becomes null, never a bare `NaN`."""
+        return json.dumps(_finite(self.to_dict()), indent=2, sort_keys=False, allow_nan=False)
 
     def write(self, path: Path | str) -> Path:
         """Write the report as JSON; a clear error when the path cannot be written."""
@@ -98,3 +100,14 @@ class CowpReport:
         except OSError as err:
             raise CowpError(f"cannot write the report to {path}: {err.strerror}") from err
         return path
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every non-finite float replaced by None (for strict JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
