@@ -88,7 +88,7 @@ class CowpReport:
 
     def to_json(self) -> str:
         """Strict JSON: a NaN or infinity anywhere becomes null, never a bare `NaN`."""
-        return json.dumps(_finite(self.to_dict()), indent=2, sort_keys=False, allow_nan=False)
+        return strict_json(self.to_dict())
 
     def write(self, path: Path | str) -> Path:
         """Write the report as JSON; a clear error when the path cannot be written."""
@@ -100,6 +100,11 @@ class CowpReport:
         except OSError as err:
             raise CowpError(f"cannot write the report to {path}: {err.strerror}") from err
         return path
+
+
+def strict_json(data: Any) -> str:
+    """`data` as indented strict JSON: NaN and infinities become null."""
+    return json.dumps(_finite(data), indent=2, sort_keys=False, allow_nan=False)
 
 
 def _finite(value: Any) -> Any:
