@@ -12,6 +12,17 @@ from cowp_ros.planning.result import PlanResult
 DEFAULT_TIMEOUT_S = 60.0
 
 
+def request_deadline(requested: float, default_s: float, maximum_s: float) -> float:
+    """The deadline to plan under when a client asks for `requested` seconds.
+
+    0, a negative number or NaN mean "the default"; anything longer than `maximum_s`
+    (infinity included) is cut to it, so no request holds a planner for ever.
+    """
+    if not (requested > 0):  # also NaN
+        return min(default_s, maximum_s)
+    return min(requested, maximum_s)
+
+
 class PlannerError(CowpError):
     """A planner that could not run, or crashed on a task (not "no plan": that is a result)."""
 
