@@ -29,6 +29,9 @@ from cowp_ros.errors import CowpError
 from cowp_ros.pddl.formulas import literals_of
 
 ROOT_TYPE = "object"
+MAX_NESTING = 100
+"""Parentheses nest about 6 deep in real domains; the parser recurses per level, so
+text nested thousands deep would end in a RecursionError instead of an answer."""
 
 
 class PddlLoadError(CowpError):
@@ -58,8 +61,19 @@ class Literal:
 
 
 def _parse_errors() -> tuple[type[BaseException], ...]:
-    """What the `pddl` library raises for bad input (its own errors and lark's)."""
-    return (PDDLError, LarkError, ValueError, AssertionError, TypeError, KeyError)
+    """What the `pddl` library raises for bad input (its own errors and lark's, and the
+    AttributeError and IndexError its transformer raises on some malformed trees)."""
+    return (
+        PDDLError,
+        LarkError,
+        ValueError,
+        AssertionError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        IndexError,
+        RecursionError,
+    )
 
 
 @dataclass(frozen=True)
@@ -278,11 +292,34 @@ def _single_type(type_tags: Iterable[str]) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise PddlLoadError(f"PDDL file not found: {path}") from None
+    except UnicodeDecodeError as err:
+        raise PddlLoadError(
+            f"PDDL file {path} is not UTF-8 text (byte {err.start})",
+            hint="save it as UTF-8 (PDDL names are ASCII anyway)",
+        ) from None
     except OSError as err:
         raise PddlLoadError(f"cannot read PDDL file {path}: {err.strerror}") from err
+
+
+def _check_nesting(text: str, source: str) -> None:
+    """Refuse text whose parentheses nest deeper than `MAX_NESTING` (comments skipped)."""
+    depth = deepest = 0
+    for line in text.splitlines():
+        for char in line.split(";", 1)[0]:
+            if char == "(":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif char == ")":
+                depth -= 1
+        if deepest > MAX_NESTING:
+            raise PddlLoadError(
+                f"cannot parse {source}: parentheses nested more than {MAX_NESTING} deep",
+                hint="real domains and problems nest a few levels; this one is not PDDL "
+                "written by hand or by cowp_ros",
+            )
 
 
 @cache
@@ -310,6 +347,7 @@ def _parse_with(
 
 
 def _parse_domain(text: str, source: str) -> Domain:
+    _check_nesting(text, f"domain {source}")
     try:
         return _parse_with("domain", DomainTransformer, text)
     except _parse_errors() as err:
@@ -317,6 +355,7 @@ def _parse_domain(text: str, source: str) -> Domain:
 
 
 def _parse_problem(text: str, source: str) -> Problem:
+    _check_nesting(text, f"problem {source}")
     try:
         return _parse_with("problem", ProblemTransformer, text)
     except _parse_errors() as err:
