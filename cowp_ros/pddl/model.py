@@ -179,8 +179,30 @@ class PlanningTask:
 
     @cached_property
     def types(self) -> dict[str, str]:
-        """Type -> parent type (`object` for top-level types)."""
-        return {str(t): str(p) if p else ROOT_TYPE for t, p in self.domain.types.items()}
+        """Type -> parent type (`object` for top-level types).
+
+        A type named only as a parent (`tool part - thing`, with no `thing - object`) is
+        declared by that use, as PDDL has it, and is listed here as a top-level type.
+        """
+        declared = {str(t): str(p) if p else ROOT_TYPE for t, p in self.domain.types.items()}
+        for parent in list(declared.values()):
+            if parent != ROOT_TYPE and parent not in declared:
+                declared[parent] = ROOT_TYPE
+        return declared
+
+    @cached_property
+    def fact_type(self) -> str:
+        """The type a new fact about any object is declared over: the one top-level type
+        every type descends from (`thing` in the dining domains), else `object`.
+
+        Situations can be about any object, and one predicate ("is_broken") can be
+        about objects of different kinds in one run; over a type that holds them all, it
+        can always be reused.
+        """
+        tops = {self.top_type(t) for t in self.types}
+        if any(t == ROOT_TYPE for t in self.objects.values()):
+            tops.add(ROOT_TYPE)
+        return tops.pop() if len(tops) == 1 else ROOT_TYPE
 
     @cached_property
     def objects(self) -> dict[str, str]:
@@ -257,7 +279,9 @@ class PlanningTask:
     def top_type(self, type_name: str) -> str:
         """The highest declared ancestor of `type_name` below `object` (e.g. `thing`)."""
         current = type_name
-        while self.types.get(current, ROOT_TYPE) != ROOT_TYPE:
+        seen: set[str] = set()
+        while self.types.get(current, ROOT_TYPE) != ROOT_TYPE and current not in seen:
+            seen.add(current)
             current = self.types[current]
         return current
 
