@@ -41,6 +41,7 @@ from cowp_ros.reasoning.monitor import MonitorVerdict, PlanMonitor
 from cowp_ros.reasoning.predicates import PredicateGenerator, SituationFact, mentioned_kind
 from cowp_ros.reasoning.prompts import sentence
 from cowp_ros.report import CowpReport
+from cowp_ros.safe_text import situation_text
 from cowp_ros.tasks import TaskSpec
 
 
@@ -240,10 +241,12 @@ class OpenWorldPlanner:
         return self.remaining_steps
 
     def observe(self, situation: str) -> Reaction:
-        """A situation arrives (from the camera, the simulator, a person)."""
-        text = " ".join(situation.split())
-        if not text:
-            raise CowpError("an empty situation was observed", hint="say what is wrong")
+        """A situation arrives (from the camera, the simulator, a person).
+
+        The text is checked first (`safe_text.situation_text`): escapes and control
+        characters removed, at most `MAX_SITUATION_CHARS`, else a `CowpError`.
+        """
+        text = situation_text(situation)
         position = len(self._state.executed)
         self._state.situations.append(KnownSituation(text, position))
         self.report.add(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from cowp_ros.errors import CowpError
+
 ANSI_ESCAPE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
@@ -44,3 +46,32 @@ def clip(text: str, limit: int, mark: str = " [...]") -> str:
     if len(text) <= limit:
         return text
     return text[: max(0, limit - len(mark))] + mark
+
+
+MAX_SITUATION_CHARS = 500
+"""A situation is a sentence ("the cup is dirty"); the dataset's longest is under 100
+characters. Longer text is refused, not cut: a cut sentence may say something else."""
+
+
+def situation_text(raw: str) -> str:
+    """A situation as the loop keeps it: clean, on one line, of bounded length.
+
+    Escape and control characters are removed and bytes that were not UTF-8 become
+    U+FFFD (`clean`), runs of white space one space. Raises `CowpError` for text too
+    long, or with nothing left to say.
+    """
+    if len(raw) > 8 * MAX_SITUATION_CHARS:  # refuse before cleaning megabytes
+        raise _too_long(len(raw))
+    text = " ".join(clean(raw, newlines=False).split())
+    if len(text) > MAX_SITUATION_CHARS:
+        raise _too_long(len(text))
+    if not text:
+        raise CowpError("an empty situation was observed", hint="say what is wrong")
+    return text
+
+
+def _too_long(length: int) -> CowpError:
+    return CowpError(
+        f"a situation of {length:,} characters is too long (at most {MAX_SITUATION_CHARS})",
+        hint='say what is wrong in one sentence, e.g. "the cup is dirty"',
+    )

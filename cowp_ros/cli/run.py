@@ -44,7 +44,7 @@ from cowp_ros.reasoning.dkprompt import VisualQuestioner
 from cowp_ros.reasoning.language_model import LanguageModel
 from cowp_ros.reasoning.settings import LLMSettings, redact_url, scrub, url_secrets
 from cowp_ros.report import CowpReport, Event, strict_json
-from cowp_ros.safe_text import clean
+from cowp_ros.safe_text import clean, situation_text
 from cowp_ros.tasks import TaskSpec, describe_tasks, get_task
 
 REPORTS_DIR_ENV = "COWP_REPORTS_DIR"
@@ -128,7 +128,8 @@ def schedule_from(situations: Sequence[str], at: Sequence[str]) -> list[Schedule
     if len(at) > len(situations):
         raise CowpError("more --at than --situation", hint="give one --at per --situation")
     schedule = []
-    for index, text in enumerate(situations):
+    for index, raw in enumerate(situations):
+        text = situation_text(raw)
         when = at[index].strip() if index < len(at) else ""
         if not when:
             schedule.append(ScheduledSituation(text))
