@@ -218,7 +218,9 @@ class ScriptedLLMServer:
             def do_POST(self) -> None:
                 server._handle(self, "POST")
 
-        self._httpd = ThreadingHTTPServer((host, port), Handler)
+        self.errors: list[str] = []
+        """Exceptions in request handling other than a client going away."""
+        self._httpd = _QuietServer((host, port), Handler, self.errors)
         self._httpd.daemon_threads = True
         self.port = int(self._httpd.server_address[1])
         self.url = f"http://{host}:{self.port}/v1"
@@ -338,6 +340,23 @@ class ScriptedLLMServer:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that give up mid-exchange (a deadline, a reset) are what this server is
+    for: their connection errors are expected, not printed; anything else is kept."""
+
+    def __init__(self, address: tuple[str, int], handler: Any, errors: list[str]) -> None:
+        super().__init__(address, handler)
+        self.errors = errors
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            return
+        self.errors.append(repr(error))
 
 
 def _reset(connection: socket.socket) -> None:
