@@ -21,6 +21,7 @@ run's times are the ones that include the model (say which you quote).
 
     .venv/bin/python benchmarks/bench_llm_guided.py [--objects 13,28,43] [--beams 1,3]
         [--timeout 120] [--json out.json] [--figure out.png]
+    .venv/bin/python benchmarks/bench_llm_guided.py --smoke --figure /tmp/g.png    # CI
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from smoke import SMOKE_HELP, scripted_model_server
 
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.llm_guided import make_llm_guided_planner, verify_plan
@@ -146,7 +149,7 @@ def run_guided(
 
 
 @contextlib.contextmanager
-def open_model(no_llm: bool) -> Iterator[LanguageModel | None]:
+def open_model(no_llm: bool, *, cache: bool = True) -> Iterator[LanguageModel | None]:
     if no_llm:
         yield None
         return
@@ -154,8 +157,9 @@ def open_model(no_llm: bool) -> Iterator[LanguageModel | None]:
     from cowp_ros.reasoning.llm_client import OpenAICompatibleModel
     from cowp_ros.reasoning.settings import LLMSettings
 
-    with llm_endpoint(LLMSettings.resolve(timeout_s=180.0)) as settings:
-        yield OpenAICompatibleModel(settings)
+    settings = LLMSettings.resolve(timeout_s=180.0)
+    with llm_endpoint(settings if cache else settings.without_cache()) as resolved:
+        yield OpenAICompatibleModel(resolved)
 
 
 def load_average() -> str:
@@ -180,7 +184,22 @@ def main() -> int:
     parser.add_argument("--no-llm", action="store_true", help="pyperplan and first_listed only")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--figure", type=Path, default=None, help="PNG: expansions and time")
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"13 objects, beam 1, gbf + hff only; {SMOKE_HELP}"
+    )
     args = parser.parse_args()
+    methods = dict(PYPERPLAN_METHODS)
+    smoke = contextlib.nullcontext()
+    if args.smoke:
+        args.objects, args.beams, args.timeout, args.llm_budget = "13", "1", 60.0, 5
+        methods = {"gbf + hff": PYPERPLAN_METHODS["gbf + hff"]}
+        smoke = scripted_model_server()
+    with smoke:
+        return run(args, methods)
+
+
+def run(args: argparse.Namespace, methods: dict[str, tuple[str, str | None]]) -> int:
+    """The benchmark proper, with `methods` of pyperplan."""
     spec = get_task("battery_disassembly")
     sizes = [int(x) for x in args.objects.split(",")]
     beams = [int(x) for x in args.beams.split(",")]
@@ -199,10 +218,10 @@ def main() -> int:
             flush=True,
         )
 
-    with open_model(args.no_llm) as model:
+    with open_model(args.no_llm, cache=not args.smoke) as model:
         for size in sizes:
             task = spec.build_problem(size, seed=args.seed)
-            for method, (search, heuristic) in PYPERPLAN_METHODS.items():
+            for method, (search, heuristic) in methods.items():
                 record(
                     method,
                     size,
