@@ -60,7 +60,7 @@ def run_one(planned: Planned, out: Path) -> Run:
     kind = REGISTRY[planned.kind]
     rng = random.Random(planned.seed)
     tag = int(hashlib.sha256(planned.seed.encode()).hexdigest()[:8], 16)
-    folder = out / "runs" / f"{planned.number:04d}"
+    folder = out.resolve() / "runs" / f"{planned.number:04d}"
     context = FaultContext(
         rng=rng,
         canary=canary_for(tag),
@@ -114,6 +114,7 @@ def campaign(
     progress: Callable[[Run], None] | None = None,
 ) -> list[Run]:
     """Run the seeded schedule; folders of passing runs are removed unless `keep`."""
+    out = out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     done = []
     for planned in schedule(seed, runs, names):

@@ -122,6 +122,7 @@ def execute(
     canaries: tuple[str, ...],
 ) -> Run:
     """Run `scenario` in `folder` (made empty first) and record what happened."""
+    folder = folder.resolve()  # the command runs inside it: `{folder}` must be absolute
     shutil.rmtree(folder, ignore_errors=True)
     for sub in ("tmp", "pddl", "cache", "reports"):
         (folder / sub).mkdir(parents=True)

@@ -32,12 +32,14 @@ def test_the_schedule_is_a_function_of_the_seed() -> None:
 
 
 def test_the_command_runs_one_seeded_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # a relative --out, as people type it
     code = main(
-        ["chaos", "run", "--seed", "0", "--runs", "2", "--kinds", "server_killed",
-         "--out", str(tmp_path), "--only", "1"]
+        ["chaos", "run", "--seed", "0", "--runs", "2", "--kinds", "interrupted_run",
+         "--out", "out", "--only", "1"]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "| server_killed | llm | 1 |" in out and (tmp_path / "summary.json").is_file()
+    assert "| interrupted_run | cli | 1 | 1 |" in out
+    assert (tmp_path / "out" / "summary.json").is_file()
