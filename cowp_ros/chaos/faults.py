@@ -95,11 +95,13 @@ def llm_flags(ctx: FaultContext, timeout_s: float) -> tuple[list[str], dict[str,
 
 
 def llm_command(
-    ctx: FaultContext, timeout_s: float, *, hostile_situation: bool = False
+    ctx: FaultContext, timeout_s: float, *, hostile_situation: bool = False, run: bool = False
 ) -> tuple[list[str | bytes], dict[str, str], bool, bool]:
     """(args, env, key_in_url, writes_report) for a command that asks the model."""
     flags, env, key_in_url = llm_flags(ctx, timeout_s)
-    which = ctx.pick(["run", "run", "run", "ask", "ask_options", "ask_free", "eval"])
+    which = (
+        "run" if run else ctx.pick(["run", "run", "run", "ask", "ask_options", "ask_free", "eval"])
+    )
     if which == "run":
         task, situation, at = ctx.pick(RUN_CASES)
         if hostile_situation:
@@ -164,9 +166,12 @@ def _llm_scenario(
     timeout_s: float | None = None,
     waits_s: float = 0.0,
     hostile_situation: bool = False,
+    run: bool = False,
 ) -> Scenario:
     timeout = timeout_s if timeout_s is not None else ctx.pick([2.0, 3.0, 4.0])
-    args, env, key_in_url, report = llm_command(ctx, timeout, hostile_situation=hostile_situation)
+    args, env, key_in_url, report = llm_command(
+        ctx, timeout, hostile_situation=hostile_situation, run=run
+    )
     responder = Faulty(reply, _hits(ctx, short=args[:2] == ["llm", "ask"]), SensibleModel())
     return Scenario(
         args=args,
@@ -206,7 +211,8 @@ def hostile_text(ctx: FaultContext) -> Scenario:
         top = yes_no_logprobs(0.5 + ctx.rng.random() / 2) if request.wants_logprobs else None
         return Reply(body=completion(text, top if with_logprobs else None))
 
-    return _llm_scenario(ctx, reply, f"answer {template[:30]!r}", hostile_situation=True)
+    # always `cowp run`: the point is what reaches the planner's PDDL
+    return _llm_scenario(ctx, reply, f"answer {template[:30]!r}", hostile_situation=True, run=True)
 
 
 @fault("huge_answer", "llm", "an answer of 10 MB, or a body padded to 10 MB")
@@ -529,7 +535,8 @@ def interrupted_plan(ctx: FaultContext) -> Scenario:
     registry = write_slow_registry(ctx.folder.parent / f"{ctx.folder.name}-slow")
     sig = ctx.pick([signal.SIGINT, signal.SIGTERM])
     planner = ctx.pick(["pyperplan", "fast_downward"])
-    marker = "pyperplan_worker" if planner == "pyperplan" else "downward"
+    # the planner's own script: `cowp plan ... --planner fast_downward` holds "downward" too
+    marker = "pyperplan_worker.py" if planner == "pyperplan" else "fast-downward.py"
     return Scenario(
         args=["plan", SLOW_TASK, "--planner", planner, "--timeout", "300"],
         env={"COWP_PDDL_DIR": str(registry)},

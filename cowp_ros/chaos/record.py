@@ -10,6 +10,7 @@ the same record from a bring-up and reuse every check.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,23 +94,24 @@ class Run:
     checks: list[Any] = field(default_factory=list)
     """`invariants.Check` results, filled by `invariants.check_all`."""
 
-    @property
-    def outcome(self) -> str:
-        """The report's outcome, else what the exit says."""
+    outcome: str = ""
+    """How it ended: the report's outcome, else what the exit code says (`read_outcome`)."""
+
+    def read_outcome(self) -> str:
+        """The report's outcome, else what the exit says (the runner stores it in `outcome`
+        before a passing run's files are removed)."""
         if self.report_path is not None and self.report_path.is_file():
             try:
-                import json
-
                 data = json.loads(self.report_path.read_text(errors="replace"))
-                if isinstance(data, dict) and isinstance(data.get("outcome"), str):
-                    return data["outcome"]
             except ValueError:
                 return "bad report"
+            if isinstance(data, dict) and isinstance(data.get("outcome"), str):
+                return data["outcome"]
         if self.exit_code is None:
             return "killed (hung)"
-        return {0: "ok", 1: "error", 2: "refused", 3: "no_solution", 130: "interrupted"}.get(
-            self.exit_code, "terminated" if self.exit_code == 143 else f"exit {self.exit_code}"
-        )
+        names = {0: "ok", 1: "error", 2: "refused", 3: "no_solution", 130: "interrupted"}
+        names[143] = "terminated"
+        return names.get(self.exit_code, f"exit {self.exit_code}")
 
     @property
     def passed(self) -> bool:

@@ -216,4 +216,5 @@ def execute(
     run.written_files = [
         p for sub in ("reports", "cache") for p in sorted((folder / sub).rglob("*")) if p.is_file()
     ] + ([explicit] if explicit.is_file() else [])
+    run.outcome = run.read_outcome()
     return run

@@ -48,8 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     SIGTERM ends a command as Ctrl-C does (`Terminated`), so that child processes are
     stopped, temporary folders removed and reports written; the exit code is 143.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()  # imports every subcommand: seconds on a busy machine
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("cowp: interrupted", file=sys.stderr)
+        return 130
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()

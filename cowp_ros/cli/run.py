@@ -375,11 +375,12 @@ def run_with_model(
 
 
 def run_task(args: argparse.Namespace) -> int:
-    """`cowp run`: the run, and its report written whatever the outcome."""
-    schedule_from(args.situation, args.at)  # bad flags fail before anything else
-    check_related_flags(args)
+    """`cowp run`: the run, and its report written whatever the outcome (also when a
+    flag's value is refused: the report then says why nothing ran)."""
     record = RunRecord(args)
     try:
+        schedule_from(args.situation, args.at)  # bad flags fail before a model starts
+        check_related_flags(args)
         code = _run(args, record)
     except Terminated as err:
         record.failed("terminated", err)

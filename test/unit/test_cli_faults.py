@@ -216,3 +216,18 @@ def test_a_broken_registry_breaks_no_other_command(
     from cowp_ros.tasks import describe_tasks
 
     assert "task registry" in describe_tasks()
+
+
+def test_ctrl_c_while_the_commands_load_is_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by `cowp chaos`: SIGINT during start-up (importing every subcommand takes
+    seconds on a busy machine) ended in a KeyboardInterrupt traceback."""
+    import cowp_ros.cli as cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["plan", "fill_cup"]) == 130
+    assert "interrupted" in capsys.readouterr().err

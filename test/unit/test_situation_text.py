@@ -67,3 +67,5 @@ def test_cowp_run_refuses_a_huge_situation_before_any_model_starts(
     err = capsys.readouterr().err
     assert code == 1 and "situation" in err and "Traceback" not in err
     assert len(err) < 2000
+    data = json.loads(report.read_text())  # the report says why nothing ran
+    assert data["outcome"] == "error" and "too long" in data["error"]["message"]
