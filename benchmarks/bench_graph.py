@@ -25,10 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from smoke import SMOKE_HELP, scripted_model_server
-
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.reasoning.endpoint import llm_endpoint
 from cowp_ros.reasoning.settings import LLMSettings
 from cowp_ros.sim.scenario import load_scenario
@@ -110,7 +109,7 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         if args.smoke:
             args.runs = 1
-            stack.enter_context(scripted_model_server())
+            stack.enter_context(sensible_model_server())
             calm = stack.enter_context(tempfile.TemporaryDirectory(prefix="bench_graph_"))
             args.scenario = str(calm_copy(args.scenario, Path(calm)))
         settings = LLMSettings.resolve() if args.smoke else LLMSettings()  # smoke: the scripted

@@ -39,8 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from smoke import SMOKE_HELP, scripted_model_server
-
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.llm_guided import make_llm_guided_planner, verify_plan
 from cowp_ros.planning.result import PlanStep
@@ -193,7 +192,7 @@ def main() -> int:
     if args.smoke:
         args.objects, args.beams, args.timeout, args.llm_budget = "13", "1", 60.0, 5
         methods = {"gbf + hff": PYPERPLAN_METHODS["gbf + hff"]}
-        smoke = scripted_model_server()
+        smoke = sensible_model_server()
     with smoke:
         return run(args, methods)
 

@@ -22,9 +22,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from smoke import SMOKE_HELP, scripted_model_server
-
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.reasoning.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
 from cowp_ros.reasoning.action_text import ActionPhrases
 from cowp_ros.reasoning.calibration.thresholds import auc, curve, operating_point
@@ -140,7 +139,7 @@ def main() -> int:
         splits: dict[str, list[Judged]] = {"dev": [], "test": []}
         with contextlib.ExitStack() as stack:
             if args.smoke:
-                args.llm_url = stack.enter_context(scripted_model_server())
+                args.llm_url = stack.enter_context(sensible_model_server())
                 args.llm_model, args.no_cache = "scripted", True
             settings = stack.enter_context(llm_endpoint(settings_from_args(args)))
             model = OpenAICompatibleModel(settings)

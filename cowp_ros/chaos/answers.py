@@ -14,11 +14,13 @@ free-text questions get the first matching `texts` rule or `default_text`.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from cowp_ros.chaos.server import Reply, Request, completion, yes_no_logprobs
+from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer, completion, yes_no_logprobs
 
 
 @dataclass
@@ -57,3 +59,27 @@ class SensibleModel:
             # the client's follow-up to a yes/no question whose first token was neither
             return Reply(body=completion("Yes." if self.verdict(question) else "No."))
         return Reply(body=completion(self.text(question), model=self.model))
+
+
+SMOKE_HELP = "a tiny run against the scripted model server (for CI; its figures mean nothing)"
+"""The --smoke help of the bench scripts: each runs in CI in a tiny configuration, with
+this module's server standing in for the language model, so that none can rot."""
+
+
+@contextlib.contextmanager
+def sensible_model_server() -> Iterator[str]:
+    """A scripted server with `SensibleModel` answers, with OPENAI_BASE_URL and
+    OPENAI_MODEL pointing at it for the duration (the bench scripts' --smoke model)."""
+    keys = ("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY")
+    saved = {key: os.environ.get(key) for key in keys}
+    with ScriptedLLMServer(SensibleModel()) as server:
+        os.environ.update(OPENAI_BASE_URL=server.url, OPENAI_MODEL="scripted")
+        os.environ.pop("OPENAI_API_KEY", None)
+        try:
+            yield server.url
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value

@@ -18,7 +18,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BENCHMARKS = REPO / "benchmarks"
-HELPERS = {"smoke.py"}
+HELPERS: set[str] = set()
 
 
 def smoke(script: str, tmp_path: Path, *extra: str, env: dict[str, str] | None = None) -> str:
