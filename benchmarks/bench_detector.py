@@ -7,6 +7,7 @@ zidane, skimage's coffee) as numpy BGR arrays, as the node feeds them.
 
     .venv/bin/python benchmarks/bench_detector.py                # 320/416/640, both backends
     .venv/bin/python benchmarks/bench_detector.py --frames 50 --sizes 416 --json out.json
+    .venv/bin/python benchmarks/bench_detector.py --smoke    # CI: both backends, 2 frames
 
 FPS here is detector-only (pre-processing, inference, NMS, post-processing), one frame
 at a time; the node adds ROS image conversion and publishing on top.
@@ -97,7 +98,14 @@ def main() -> int:
     )
     parser.add_argument("--json", type=Path, help="also save the results here")
     parser.add_argument("--child", nargs=2, metavar=("BACKEND", "IMGSZ"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="both backends at 320 px, 2 frames (for CI; its figures mean nothing)",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.frames, args.warmup = [320], 2, 1
 
     if args.child:
         result = measure(args.child[0], int(args.child[1]), args.frames, args.warmup, args.threads)

@@ -21,6 +21,7 @@ run's times are the ones that include the model (say which you quote).
 
     .venv/bin/python benchmarks/bench_llm_guided.py [--objects 13,28,43] [--beams 1,3]
         [--timeout 120] [--json out.json] [--figure out.png]
+    .venv/bin/python benchmarks/bench_llm_guided.py --smoke --figure /tmp/g.png    # CI
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.llm_guided import make_llm_guided_planner, verify_plan
@@ -146,14 +148,15 @@ def run_guided(
 
 
 @contextlib.contextmanager
-def open_model(no_llm: bool) -> Iterator[LanguageModel | None]:
+def open_model(no_llm: bool, *, cache: bool = True) -> Iterator[LanguageModel | None]:
     if no_llm:
         yield None
         return
     from cowp_ros.llm.endpoint import open_model
     from cowp_ros.llm.settings import LLMSettings
 
-    with open_model(LLMSettings.resolve(timeout_s=180.0)) as model:
+    settings = LLMSettings.resolve(timeout_s=180.0)
+    with open_model(settings if cache else settings.without_cache()) as model:
         yield model
 
 
@@ -179,7 +182,22 @@ def main() -> int:
     parser.add_argument("--no-llm", action="store_true", help="pyperplan and first_listed only")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--figure", type=Path, default=None, help="PNG: expansions and time")
+    parser.add_argument(
+        "--smoke", action="store_true", help=f"13 objects, beam 1, gbf + hff only; {SMOKE_HELP}"
+    )
     args = parser.parse_args()
+    methods = dict(PYPERPLAN_METHODS)
+    smoke = contextlib.nullcontext()
+    if args.smoke:
+        args.objects, args.beams, args.timeout, args.llm_budget = "13", "1", 60.0, 5
+        methods = {"gbf + hff": PYPERPLAN_METHODS["gbf + hff"]}
+        smoke = sensible_model_server()
+    with smoke:
+        return run(args, methods)
+
+
+def run(args: argparse.Namespace, methods: dict[str, tuple[str, str | None]]) -> int:
+    """The benchmark proper, with `methods` of pyperplan."""
     spec = get_task("battery_disassembly")
     sizes = [int(x) for x in args.objects.split(",")]
     beams = [int(x) for x in args.beams.split(",")]
@@ -198,10 +216,10 @@ def main() -> int:
             flush=True,
         )
 
-    with open_model(args.no_llm) as model:
+    with open_model(args.no_llm, cache=not args.smoke) as model:
         for size in sizes:
             task = spec.build_problem(size, seed=args.seed)
-            for method, (search, heuristic) in PYPERPLAN_METHODS.items():
+            for method, (search, heuristic) in methods.items():
                 record(
                     method,
                     size,

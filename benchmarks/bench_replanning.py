@@ -13,6 +13,7 @@ Tasks without dataset situations (serve_water) get synthetic ones: "the <object>
 broken" for each of the task's objects, raised before the first step that uses it.
 
     .venv/bin/python benchmarks/bench_replanning.py [--objects 43] [--per-task 8]
+    .venv/bin/python benchmarks/bench_replanning.py --smoke     # CI: one situation a task
 """
 
 from __future__ import annotations
@@ -117,13 +118,18 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
-    parser.add_argument("--objects", type=int, default=43)
+    parser.add_argument("--objects", type=int, default=43, help="objects present (default 43)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-task", type=int, default=None, help="situations per task")
     parser.add_argument("--planners", default="pyperplan,fast_downward")
     parser.add_argument("--tasks", default=None, help="comma-separated task names")
     parser.add_argument("--json", type=Path, default=None, help="write raw timings here")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one situation per task, pyperplan, 12 objects"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.per_task, args.planners, args.objects = 1, "pyperplan", None
 
     planners = [p.strip() for p in args.planners.split(",") if p.strip()]
     if "fast_downward" in planners and not is_available():
@@ -138,7 +144,10 @@ def main() -> int:
     outcomes: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
     started = time.perf_counter()
     for spec in specs:
-        task = spec.build_problem(args.objects, seed=args.seed)
+        size = args.objects
+        if size is None:  # smoke: the task's own objects and a few of its pool
+            size = min(len(spec.task_objects) + 4, len(spec.task_objects) + len(spec.pool()))
+        task = spec.build_problem(size, seed=args.seed)
         first = make_planner("pyperplan").solve(task)
         plan_actions = [(s.action, s.args) for s in first.steps]
         cases = dataset_cases(args.dataset, spec) or synthetic_cases(spec, plan_actions)
@@ -156,7 +165,8 @@ def main() -> int:
             print(f"  {spec.name:<14s} {planner_name:<14s} {len(cases)} situations", flush=True)
 
     print()
-    print(f"Replanning time without the LLM, {args.objects} objects present (seconds)")
+    present = args.objects if args.objects is not None else "a few"
+    print(f"Replanning time without the LLM, {present} objects present (seconds)")
     header = (
         f"{'task':<14s} {'planner':<14s} {'replans':>7s} {'median':>7s} {'p95':>7s} {'max':>7s}"
     )

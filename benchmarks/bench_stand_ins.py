@@ -11,16 +11,19 @@ many acceptable and unacceptable stand-ins pass at each threshold; a ROC plot go
 "acceptable" in the place of "blocking".
 
     .venv/bin/python benchmarks/bench_stand_ins.py [--llm-url URL --llm-model NAME]
+    .venv/bin/python benchmarks/bench_stand_ins.py --smoke --plot /tmp/roc.png   # CI
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cowp.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
 from cowp_ros.cowp.calibration.thresholds import auc, curve, operating_point
 from cowp_ros.llm.language_model import LanguageModel
@@ -123,14 +126,22 @@ def main() -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plot", type=Path, default=Path("build/stand_ins_roc.png"))
+    parser.add_argument("--smoke", action="store_true", help=f"one task a split; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args()
+    tasks = (("dev", DEV_TASKS), ("test", TEST_TASKS))
+    if args.smoke:
+        tasks = (("dev", DEV_TASKS[:1]), ("test", TEST_TASKS[:1]))
     try:
         annotations = load_annotations()
         specs = all_tasks()
         splits: dict[str, list[Judged]] = {"dev": [], "test": []}
-        with open_model(settings_from_args(args)) as model:
-            for split, names in (("dev", DEV_TASKS), ("test", TEST_TASKS)):
+        with contextlib.ExitStack() as stack:
+            if args.smoke:
+                args.llm_url = stack.enter_context(sensible_model_server())
+                args.llm_model, args.no_cache = "scripted", True
+            model = stack.enter_context(open_model(settings_from_args(args)))
+            for split, names in tasks:
                 for name in names:
                     rows = judge_task(model, specs[name], annotations[name])
                     splits[split].extend(rows)

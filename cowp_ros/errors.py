@@ -14,3 +14,9 @@ class CowpError(Exception):
         self.message = message
         self.hint = hint
         super().__init__(f"{message}\n  -> {hint}" if hint else message)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that it unwinds as Ctrl-C does: context
+    managers stop child processes and remove temporary folders, `cowp run` writes its
+    report. The `cowp` command installs the handler (see `cowp_ros.cli.main`)."""

@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from cowp_ros import __version__
-from cowp_ros.errors import CowpError
+from cowp_ros.errors import CowpError, Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,22 +38,46 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `cowp` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point of the `cowp` console script.
+
+    SIGTERM ends a command as Ctrl-C does (`Terminated`), so that child processes are
+    stopped, temporary folders removed and reports written; the exit code is 143.
+    """
+    try:
+        parser = build_parser()  # imports every subcommand: seconds on a busy machine
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:
+        print("cowp: interrupted", file=sys.stderr)
+        return 130
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
         return 2
+    previous = None
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        try:
+            previous = signal.signal(signal.SIGTERM, _terminate)
+        except ValueError:  # not the main thread (a test calling main() from one)
+            previous = None
     try:
         return int(func(args) or 0)
     except CowpError as err:
         print(f"cowp {args.command}: error: {err}", file=sys.stderr)
         return 1
+    except Terminated:
+        print(f"cowp {args.command}: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"cowp {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -203,7 +203,7 @@ def run_bench(args: argparse.Namespace) -> int:
         args.llm_timeout = BENCH_LLM_TIMEOUT_S
     settings = settings_from_args(args)
     needs_llm = any(m.uses_llm for m in methods)
-    model_label = (settings.model or settings.base_url or "") if settings.configured else ""
+    model_label = (settings.model or settings.shown_url) if settings.configured else ""
     if needs_llm and not model_label:
         model_label = f"embedded:{args.model_path or args.model or 'default'}"
     bench_settings = BenchSettings(

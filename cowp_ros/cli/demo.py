@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         on_start=_said_started,
     )
     with endpoint as llm:
-        print(f"language model: {llm.model} at {llm.base_url}")
+        print(f"language model: {llm.model} at {llm.shown_url}")
         profile = with_parameter_overrides(
             load_profile("sim"),
             [

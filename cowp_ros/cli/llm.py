@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.cli._arguments import positive_seconds
 from cowp_ros.cowp import prompts
 from cowp_ros.errors import CowpError
 from cowp_ros.llm import evaluation as llm_eval
@@ -56,12 +57,22 @@ outside the COWP dataset and the check set, used by
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
-    """Flags that choose the LLM server; other subcommands may reuse them."""
+    """The flags that choose the LLM server: one set, the same in every subcommand."""
     group = parser.add_argument_group("language model server")
     group.add_argument("--llm-url", help="OpenAI-compatible base URL (default: OPENAI_BASE_URL)")
     group.add_argument("--llm-model", help="model name on that server (default: OPENAI_MODEL)")
-    group.add_argument("--llm-key", help="API key (default: OPENAI_API_KEY)")
-    group.add_argument("--llm-timeout", type=float, help="seconds per request (default 60)")
+    group.add_argument(
+        "--llm-key",
+        "--llm-api-key",
+        dest="llm_key",
+        help="API key (default: OPENAI_API_KEY; any for a local server)",
+    )
+    group.add_argument(
+        "--llm-timeout",
+        type=positive_seconds,
+        metavar="S",
+        help="seconds one question may take in all, retries included (default 60)",
+    )
     group.add_argument("--no-cache", action="store_true", help="do not use the answer cache")
 
 
@@ -85,13 +96,7 @@ def settings_from_args(args: argparse.Namespace, *, cache: bool = True) -> LLMSe
         timeout_s=args.llm_timeout,
     )
     if args.no_cache or not cache:
-        settings = LLMSettings(
-            base_url=settings.base_url,
-            model=settings.model,
-            api_key=settings.api_key,
-            timeout_s=settings.timeout_s,
-            cache_path=None,
-        )
+        settings = settings.without_cache()
     return settings
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from cowp_ros.cli._arguments import positive_seconds
 from cowp_ros.planning import PLANNER_NAMES, make_planner
-from cowp_ros.tasks import get_task, task_names
+from cowp_ros.tasks import describe_tasks, get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
@@ -26,7 +27,11 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for the pool sample (default 0)")
     parser.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="planner deadline (s)"
+        "--timeout",
+        type=positive_seconds,
+        default=60.0,
+        metavar="S",
+        help="planner deadline in seconds (default 60)",
     )
 
 
@@ -35,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plan",
         help="make the closed-world plan for a task",
         description="Make the closed-world plan for a task and print it.",
-        epilog=f"tasks: {', '.join(task_names())}",
+        epilog=describe_tasks(),
     )
     parser.add_argument("task", help="task name, alias or dataset id (e.g. fill_cup, 4)")
     add_problem_arguments(parser)

@@ -2,8 +2,9 @@
 
 Every step is executed as succeeding; each situation is raised before the step `--at`
 names (a 1-based step number or an action name; default: before the first step). The
-narrative says what the robot planned, saw, asked, learned and did; `--report` writes
-the whole run as JSON.
+narrative says what the robot planned, saw, asked, learned and did. The whole run is
+written as JSON whatever its outcome (also when the model server fails, or on Ctrl-C):
+to `--report FILE`, else to build/reports/TASK-TIME.json (or $COWP_REPORTS_DIR).
 
 Related methods, each chosen by a flag:
   --planner llm_guided [--beam K]   the language model ranks next actions in a beam search
@@ -21,20 +22,29 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
+from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cli.plan import add_problem_arguments
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
-from cowp_ros.cowp.report import Event
+from cowp_ros.cowp.report import CowpReport, Event, strict_json
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
-from cowp_ros.errors import CowpError
+from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.settings import LLMSettings, redact_url, scrub, url_secrets
 from cowp_ros.methods.dkprompt.questions import VisualQuestioner
 from cowp_ros.planning import Planner, make_planner
-from cowp_ros.tasks import TaskSpec, get_task, task_names
+from cowp_ros.safe_text import clean, situation_text
+from cowp_ros.tasks import TaskSpec, describe_tasks, get_task
 from cowp_ros.tasks.phrases import ActionPhrases
+
+REPORTS_DIR_ENV = "COWP_REPORTS_DIR"
+DEFAULT_REPORTS_DIR = Path("build") / "reports"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run a task under open-world planning with situations",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=f"tasks: {', '.join(task_names())}",
+        epilog=describe_tasks(),
     )
     parser.add_argument("task", help="task name, alias or dataset id (e.g. fill_cup, 4)")
     parser.add_argument(
@@ -60,12 +70,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="STEP",
         help="when the matching --situation arises: a step number or an action name",
     )
-    parser.add_argument("--llm-url", default=None, help="OpenAI-compatible server URL")
-    parser.add_argument("--llm-model", default=None, help="model name on that server")
-    parser.add_argument("--llm-api-key", default=None, help="API key (any for a local one)")
-    parser.add_argument(
-        "--llm-timeout", type=float, default=None, metavar="S", help="seconds per LLM request"
-    )
     parser.add_argument(
         "--max-candidates",
         type=int,
@@ -73,7 +77,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="ask about at most N kinds of stand-in object per failed role",
     )
-    parser.add_argument("--report", default=None, metavar="FILE", help="write the JSON report")
+    parser.add_argument(
+        "--report",
+        default=None,
+        metavar="FILE",
+        help=f"the JSON report (default: ${REPORTS_DIR_ENV} or build/reports/TASK-TIME.json)",
+    )
     related = parser.add_argument_group("related methods")
     related.add_argument(
         "--beam", type=int, default=3, metavar="K", help="beam width of --planner llm_guided"
@@ -93,6 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     related.add_argument("--vlm-api-key", default=None, help="API key of the vision server")
     parser.add_argument("--quiet", action="store_true", help="print only the outcome")
     add_problem_arguments(parser)
+    add_llm_arguments(parser)
     parser.set_defaults(func=run_task)
 
 
@@ -101,7 +111,8 @@ def schedule_from(situations: Sequence[str], at: Sequence[str]) -> list[Schedule
     if len(at) > len(situations):
         raise CowpError("more --at than --situation", hint="give one --at per --situation")
     schedule = []
-    for index, text in enumerate(situations):
+    for index, raw in enumerate(situations):
+        text = situation_text(raw)
         when = at[index].strip() if index < len(at) else ""
         if not when:
             schedule.append(ScheduledSituation(text))
@@ -117,12 +128,7 @@ def schedule_from(situations: Sequence[str], at: Sequence[str]) -> list[Schedule
 @contextlib.contextmanager
 def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
     """The language model the flags (or OPENAI_* variables) name, or the embedded one."""
-    settings = LLMSettings.resolve(
-        base_url=args.llm_url,
-        model=args.llm_model,
-        api_key=args.llm_api_key,
-        timeout_s=getattr(args, "llm_timeout", None),
-    )
+    settings = settings_from_args(args)
     try:
         from cowp_ros.llm.endpoint import open_model
     except ImportError as err:
@@ -142,8 +148,9 @@ def _say_started(server: object) -> None:
 
 
 def print_event(event: Event) -> None:
-    """One narrative line per event."""
-    print(f"{event.kind.label:5s} {event.text}", flush=True)
+    """One narrative line per event (text from outside holds no escape sequences)."""
+    text = clean(event.text, newlines=False)
+    print(f"{event.kind.label:5s} {text}", flush=True)
 
 
 def build_planner(args: argparse.Namespace, model: LanguageModel | None) -> Planner:
@@ -189,7 +196,87 @@ def open_vision(args: argparse.Namespace) -> VisualQuestioner:
     return OpenAIVisionQuestioner(settings)
 
 
-def run_dkprompt(args: argparse.Namespace, spec: TaskSpec, model: LanguageModel | None) -> int:
+class RunRecord:
+    """What `cowp run` writes whatever happens: the run's report, with how it ended.
+
+    The loop's report is kept from the moment the loop exists, so a fault in the middle
+    (a server that dies, Ctrl-C) still leaves every plan, question and answer so far.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.report: CowpReport | None = None
+        self.finish: Any = None
+        self.error: dict[str, str] | None = None
+        self.outcome: str | None = None
+
+    def track(self, report: CowpReport, finish: Any = None) -> None:
+        """The run's live report; `finish` fills its usage (the loop's finish_report)."""
+        self.report = report
+        self.finish = finish
+
+    def failed(self, outcome: str, err: BaseException) -> None:
+        self.outcome = outcome
+        if isinstance(err, CowpError):
+            self.error = {"type": type(err).__name__, "message": err.message, "hint": err.hint}
+        else:
+            self.error = {"type": type(err).__name__, "message": str(err)[:2000], "hint": ""}
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.report is None:
+            data: dict[str, Any] = {
+                "task": self.args.task,
+                "description": "",
+                "planner": self.args.planner,
+                "model": "",
+                "outcome": "not_planned",
+                "explanation": "",
+                "usage": {},
+                "events": [],
+            }
+        else:
+            if self.outcome is not None and self.finish is not None:
+                with contextlib.suppress(Exception):  # the usage, if it can still be had
+                    self.finish()
+            data = self.report.to_dict()
+        if self.outcome is not None:
+            data["outcome"] = self.outcome
+            if self.error is not None:
+                data["explanation"] = clean(self.error["message"], newlines=False)
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+    def path(self) -> Path:
+        """--report, else a new file in $COWP_REPORTS_DIR or build/reports."""
+        if self.args.report:
+            return Path(self.args.report)
+        folder = Path(os.environ.get(REPORTS_DIR_ENV) or DEFAULT_REPORTS_DIR)
+        name = self.report.task if self.report is not None else str(self.args.task)
+        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:40] or "run"
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        return folder / f"{safe}-{stamp}-{os.getpid()}.json"
+
+    def write(self) -> Path:
+        """Write the report (strict JSON); a clear error when the path cannot be written."""
+        path = self.path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(strict_json(self.to_dict()) + "\n")
+        except OSError as err:
+            raise CowpError(
+                f"cannot write the report to {path}: {err.strerror}",
+                hint="give --report a writable path",
+            ) from err
+        return path
+
+
+def run_dkprompt(
+    args: argparse.Namespace,
+    spec: TaskSpec,
+    model: LanguageModel | None,
+    record: RunRecord | None = None,
+) -> int:
     """The task under DKPROMPT checks on the images in --images."""
     from pathlib import Path
 
@@ -210,18 +297,25 @@ def run_dkprompt(args: argparse.Namespace, spec: TaskSpec, model: LanguageModel 
     )
     loop.report.task = spec.name
     loop.report.description = spec.description
+    if record is not None:
+        record.track(loop.report)
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
         print(f"DKPROMPT ({args.dkprompt}) with {questioner.name}; planner: {planner.name}")
         loop.report.listeners.append(print_event)
     run = loop.run()
-    print(f"outcome: {run.outcome}: {run.report.explanation}")
-    if args.report:
-        print(f"report: {run.report.write(args.report)}")
+    if record is not None:
+        record.track(run.report)
+    print(f"outcome: {run.outcome}: {clean(run.report.explanation, newlines=False)}")
     return 0 if run.outcome == "completed" else 3
 
 
-def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageModel) -> int:
+def run_with_model(
+    args: argparse.Namespace,
+    spec: TaskSpec,
+    model: LanguageModel,
+    record: RunRecord | None = None,
+) -> int:
     """The run itself, given a model (tests hand in a scripted one)."""
     schedule = schedule_from(args.situation, args.at)
     problem = spec.build_problem(args.objects, seed=args.seed)
@@ -232,6 +326,8 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
         problem=problem,
         settings=CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates),
     )
+    if record is not None:
+        record.track(loop.report, loop.finish_report)
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
         print(f"model: {loop.report.model}; planner: {loop.planner.name}")
@@ -250,33 +346,71 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
             print(f"belief: {json.dumps(described)[:2000]}; failures: {belief.get('failures')}")
     else:
         report = run_scheduled(loop, schedule)
-    print(f"outcome: {report.outcome}: {report.explanation}")
-    if args.report:
-        path = report.write(args.report)
-        print(f"report: {path}")
+    if record is not None:
+        record.track(report)
+    print(f"outcome: {report.outcome}: {clean(report.explanation, newlines=False)}")
     return 0 if report.outcome == "completed" else 3
 
 
 def run_task(args: argparse.Namespace) -> int:
+    """`cowp run`: the run, and its report written whatever the outcome (also when a
+    flag's value is refused: the report then says why nothing ran)."""
+    record = RunRecord(args)
+    try:
+        schedule_from(args.situation, args.at)  # bad flags fail before a model starts
+        check_related_flags(args)
+        code = _run(args, record)
+    except Terminated as err:
+        record.failed("terminated", err)
+        _report_where(record, sys.stderr)
+        raise
+    except KeyboardInterrupt as err:
+        record.failed("interrupted", err)
+        _report_where(record, sys.stderr)
+        raise
+    except CowpError as err:
+        record.failed("error", err)
+        _report_where(record, sys.stderr)
+        raise
+    except Exception as err:  # a bug: keep the traceback, but not lose the run
+        record.failed("crashed", err)
+        _report_where(record, sys.stderr)
+        raise
+    _report_where(record, sys.stderr if args.quiet else sys.stdout)
+    return code
+
+
+def _report_where(record: RunRecord, stream: Any) -> None:
+    """Write the report and say where; a report that cannot be written is said too."""
+    try:
+        path = record.write()
+    except CowpError as err:
+        print(f"cowp run: {err}", file=sys.stderr, flush=True)
+        return
+    print(f"report: {path}", file=stream, flush=True)
+
+
+def _run(args: argparse.Namespace, record: RunRecord) -> int:
     spec = get_task(args.task)
-    schedule_from(args.situation, args.at)  # bad flags fail before a model starts
-    check_related_flags(args)
     try:
         if args.dkprompt and not uses_text_model(args):
-            return run_dkprompt(args, spec, None)
+            return run_dkprompt(args, spec, None, record)
         with open_model(args) as model:
             if args.dkprompt:
-                return run_dkprompt(args, spec, model)
-            return run_with_model(args, spec, model)
+                return run_dkprompt(args, spec, model, record)
+            return run_with_model(args, spec, model, record)
     except CowpError:
         raise
     except Exception as err:
-        # The openai client's connection and timeout errors are the user's to fix
-        # (a wrong URL, a server that is down); anything else is our bug.
+        # The vision client speaks through the openai package: its connection and
+        # timeout errors are the user's to fix (a wrong URL, a server that is down);
+        # anything else is our bug.
         if type(err).__module__.split(".")[0] == "openai":
-            where = args.llm_url or "the configured server"
+            where = redact_url(args.vlm_url or args.llm_url) or "the configured server"
+            secrets = [*url_secrets(args.vlm_url), *url_secrets(args.llm_url)]
+            secrets += [key for key in (args.vlm_api_key, args.llm_key) if key]
             raise CowpError(
-                f"cannot use the language model at {where}: {err}",
-                hint="check --llm-url / OPENAI_BASE_URL and that the server is running",
+                f"cannot use the model at {where}: {scrub(str(err)[:300], secrets)}",
+                hint="check --vlm-url / --llm-url and that the server is running",
             ) from err
         raise

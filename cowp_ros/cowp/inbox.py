@@ -12,9 +12,9 @@ questions, so the inbox keeps what reaches the loop within fixed bounds:
 - at most `max_per_s` are accepted per second on average (a token bucket with a burst
   of `max_waiting`).
 
-The texts are capped by `Situation.of`. Every drop is counted by its reason, for the
-run's report. Safe to use from several threads (a ROS subscription puts, the run
-takes).
+A sentence the loop would refuse (empty, or longer than `MAX_SITUATION_CHARS`) is
+dropped here. Every drop is counted by its reason, for the run's report. Safe to use
+from several threads (a ROS subscription puts, the run takes).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.safe_text import MAX_SITUATION_CHARS
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,8 @@ class SituationInbox:
         seen = Situation.of(situation)
         if not seen.text:
             return self._drop("empty")
+        if len(seen.text) > MAX_SITUATION_CHARS:
+            return self._drop("too long")
         key = seen.text.lower()
         with self._lock:
             now = self._clock()

@@ -47,6 +47,7 @@ from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import Atom, Literal, PlanningTask, edits
 from cowp_ros.planning import Planner, PlanResult, PlanStatus, PlanStep, make_planner
+from cowp_ros.safe_text import situation_text
 from cowp_ros.tasks import TaskSpec
 from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
@@ -284,10 +285,13 @@ class OpenWorldPlanner:
         return self.remaining_steps
 
     def observe(self, situation: Situation | str) -> Reaction:
-        """A situation arrives (from the camera, the simulator, a person)."""
-        seen = Situation.of(situation)
-        if not seen.text:
-            raise CowpError("an empty situation was observed", hint="say what is wrong")
+        """A situation arrives (from the camera, the simulator, a person).
+
+        The text is checked first (`safe_text.situation_text`): escapes and control
+        characters removed, at most `MAX_SITUATION_CHARS`, else a `CowpError`.
+        """
+        given = Situation.of(situation)
+        seen = Situation(situation_text(given.text), given.object, given.confidence, given.source)
         position = len(self._state.executed)
         self._state.situations.append(KnownSituation(seen, position))
         about: dict[str, object] = {"object": seen.object} if seen.object else {}

@@ -79,7 +79,8 @@ class CowpReport:
         }
 
     def to_json(self) -> str:
-        return json.dumps(strict_json(self.to_dict()), indent=2, sort_keys=False, allow_nan=False)
+        """Strict JSON: a NaN or infinity anywhere becomes null, never a bare `NaN`."""
+        return strict_json(self.to_dict())
 
     def write(self, path: Path | str) -> Path:
         """Write the report as JSON; a clear error when the path cannot be written."""
@@ -93,13 +94,17 @@ class CowpReport:
         return path
 
 
-def strict_json(value: Any) -> Any:
-    """`value` with every NaN or infinite number replaced by None, so the JSON written is
-    strict (the JSON standard has no NaN; many parsers refuse Python's bare `NaN`)."""
+def strict_json(data: Any) -> str:
+    """`data` as indented strict JSON: NaN and infinities become null."""
+    return json.dumps(_finite(data), indent=2, sort_keys=False, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every non-finite float replaced by None (for strict JSON)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {key: strict_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [strict_json(item) for item in value]
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
     return value

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_SITUATION_CHARS = 500
-"""A situation is a sentence; anything longer is cut here (the report says so), so a
-runaway source cannot blow up prompts, reports or memory."""
+from cowp_ros.safe_text import clean
 
 
 @dataclass(frozen=True)
@@ -32,11 +30,12 @@ class Situation:
 
     @classmethod
     def of(cls, situation: Situation | str) -> Situation:
-        """A `Situation` from either a situation or a bare sentence, with its text tidied:
-        white space folded, cut to `MAX_SITUATION_CHARS`."""
+        """A `Situation` from either a situation or a bare sentence, tidied: escapes and
+        control characters removed, white space folded (how long a sentence may be is
+        the loop's to check, `safe_text.situation_text`)."""
         given = situation if isinstance(situation, Situation) else cls(situation)
-        text = " ".join(given.text.split())[:MAX_SITUATION_CHARS]
-        obj = "_".join(given.object.split()).lower()
+        text = " ".join(clean(given.text, newlines=False).split())
+        obj = "_".join(clean(given.object, newlines=False).split()).lower()
         confidence = given.confidence
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             confidence = None  # a source's nonsense confidence is no confidence

@@ -2,10 +2,15 @@
 
 COWP asks the same questions again and again: every benchmark trial replays the same
 situations, and a demo rerun asks what the last run asked. Answers are kept in one
-sqlite file keyed by a sha256 over *everything that shapes the answer*: the model name,
-the kind of question, the system prompt, the few-shot examples, the question, the
-options and the request parameters. Change any of them and the key changes, so a stale
-answer can never be served for a different prompt.
+sqlite file keyed by a sha256 over *everything that shapes the answer*: the scope (which
+server and model answered: the base URL and model name of a configured server, the
+verified model file of the embedded one, whose port changes on every start), the kind
+of question, the system prompt, the few-shot examples, the question, the options and the
+request parameters. Change any of them and the key changes, so a stale answer can never
+be served for a different prompt, nor one server's answers for another's.
+
+Records are strict JSON: an answer holding NaN or Infinity is not stored, and a record
+that is not strict JSON (written by an older client) reads as a miss.
 
 Several processes (ROS nodes, a benchmark and a CLI) may share the file: sqlite's WAL
 journal lets readers and a writer work at once, and a busy timeout makes writers wait
@@ -36,10 +41,10 @@ CREATE TABLE IF NOT EXISTS answers (
 """
 
 
-def cache_key(model: str, kind: str, prompt: Mapping[str, Any]) -> str:
-    """A stable key over the model, the question kind and the whole prompt."""
+def cache_key(scope: str, kind: str, prompt: Mapping[str, Any]) -> str:
+    """A stable key over the scope (server and model), the question kind and the prompt."""
     canonical = json.dumps(
-        {"model": model, "kind": kind, "prompt": prompt},
+        {"model": scope, "kind": kind, "prompt": prompt},
         sort_keys=True,
         ensure_ascii=False,
         separators=(",", ":"),
@@ -61,24 +66,38 @@ class AnswerCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(_SCHEMA)
 
-    def get(self, model: str, kind: str, prompt: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The stored answer for exactly this prompt, or None."""
-        key = cache_key(model, kind, prompt)
+    def get(self, scope: str, kind: str, prompt: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored answer for exactly this prompt, or None (also for a record that is
+        not strict JSON)."""
+        key = cache_key(scope, kind, prompt)
         with self._lock:
             row = self._db.execute("SELECT answer FROM answers WHERE key = ?", (key,)).fetchone()
-        return dict(json.loads(row[0])) if row else None
+        if not row:
+            return None
+        try:
+            answer = json.loads(row[0], parse_constant=_refuse_constant)
+        except ValueError:
+            return None
+        return dict(answer) if isinstance(answer, dict) else None
 
     def put(
-        self, model: str, kind: str, prompt: Mapping[str, Any], answer: Mapping[str, Any]
+        self,
+        scope: str,
+        kind: str,
+        prompt: Mapping[str, Any],
+        answer: Mapping[str, Any],
+        *,
+        model: str | None = None,
     ) -> None:
-        """Store (or replace) the answer for this prompt."""
-        key = cache_key(model, kind, prompt)
+        """Store (or replace) the answer for this prompt; `model` names the model for
+        `clear(model)` (default: the scope). Raises ValueError for NaN or Infinity."""
+        key = cache_key(scope, kind, prompt)
         record = (
             key,
-            model,
+            model or scope,
             kind,
             json.dumps(prompt, sort_keys=True, ensure_ascii=False),
-            json.dumps(answer, ensure_ascii=False),
+            json.dumps(answer, ensure_ascii=False, allow_nan=False),
             time.time(),
         )
         with self._lock:
@@ -100,3 +119,7 @@ class AnswerCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not strict JSON")

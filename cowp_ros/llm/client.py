@@ -10,30 +10,54 @@ Prompt economy, because a 1.5B model on two CPU cores answers at about 10 tokens
   that is still undecided one short follow-up asks for a few words.
 * Every question starts with the same system prompt and then the caller's few-shot
   examples, so llama.cpp's prompt cache re-evaluates only the question's own tokens.
-* Answers persist in an `AnswerCache` keyed by model and full prompt: a rerun costs
-  nothing, and `usage.cache_hits` says so.
+* Answers persist in an `AnswerCache` keyed by the server (or the embedded model's
+  verified file), the model and the full prompt: a rerun costs nothing, and
+  `usage.cache_hits` says so.
+
+Every reply goes through one validated parse (`cowp_ros.llm.completion`): P(yes)
+is a finite number in [0, 1] or None, answers are clean text of a bounded size. The
+transport is plain HTTP (httpx) so that the client decides what is read: at most
+`completion.MAX_REPLY_BYTES` of a body, and nothing after the call's deadline.
+`timeout_s` bounds the whole call, every try and every wait a server asks for with
+`Retry-After` included; a server that asks for more time than is left is not waited for.
 
 Every failure a user can fix (server unreachable, timeout, HTTP error, a reply that is
-not a chat completion) becomes a `CowpError` that names the server URL and what to do.
+not a chat completion) becomes a `CowpError` that names the server URL (with any key in
+it hidden) and what to do.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.utils
+import json
 import math
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 import openai
 
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.answer_cache import AnswerCache
+from cowp_ros.llm.completion import (
+    MAX_REPLY_BYTES,
+    ChatReply,
+    ReplyError,
+    TokenLogprob,
+    error_message,
+    max_answer_chars,
+    p_yes,
+    parse_chat_reply,
+    parse_model_ids,
+)
 from cowp_ros.llm.language_model import Choice, Example, Usage, YesNo
-from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.settings import LLMSettings, scrub
 
 SYSTEM_PROMPT = (
     "You are the commonsense reasoner of a household service robot. Use everyday "
@@ -63,17 +87,24 @@ def parse_yes_no(text: str) -> bool | None:
     return None
 
 
-def _token_word(token: str) -> str:
-    return token.strip().strip(".,!:;\"'").lower()
+def p_yes_from_top_logprobs(top: Sequence[tuple[Any, Any]]) -> float | None:
+    """P(yes) / (P(yes) + P(no)) over first-token alternatives; None if neither appears
+    or any pair is not a (token, log-probability) (see `completion.p_yes`)."""
+    alternatives = []
+    for token, logprob in top:
+        valid = _valid_alternative(token, logprob)
+        if valid is None:
+            return None
+        alternatives.append(valid)
+    return p_yes(alternatives)
 
 
-def p_yes_from_top_logprobs(top: Sequence[tuple[str, float]]) -> float | None:
-    """P(yes) / (P(yes) + P(no)) over first-token alternatives; None if neither appears."""
-    p_yes = sum(math.exp(lp) for token, lp in top if _token_word(token) == "yes")
-    p_no = sum(math.exp(lp) for token, lp in top if _token_word(token) == "no")
-    if p_yes + p_no <= 0.0:
+def _valid_alternative(token: Any, logprob: Any) -> TokenLogprob | None:
+    if not isinstance(token, str) or isinstance(logprob, bool):
         return None
-    return p_yes / (p_yes + p_no)
+    if not isinstance(logprob, int | float) or math.isnan(logprob) or logprob > 1e-3:
+        return None
+    return TokenLogprob(token, min(float(logprob), 0.0))
 
 
 def match_option(text: str, options: Sequence[str]) -> int | None:
@@ -122,6 +153,27 @@ def openai_client(settings: LLMSettings, max_retries: int = 1) -> openai.OpenAI:
     )
 
 
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+"""Answers worth another try (as the `openai` client retries them)."""
+FIRST_BACKOFF_S = 0.5
+MAX_ERROR_BYTES = 64 * 1024
+"""An error body is read up to this much: its message is all a person needs."""
+
+
+class _DeadlineError(Exception):
+    """The call's time is up (raised inside the transport, mapped in `_request`)."""
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    """One HTTP exchange as read: the status, headers and (bounded) body."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    too_large: bool = False
+
+
 class OpenAICompatibleModel:
     """The `LanguageModel` the stack uses: an OpenAI-compatible server plus answer cache."""
 
@@ -139,13 +191,29 @@ class OpenAICompatibleModel:
                 "model, or set OPENAI_BASE_URL",
             )
         self.settings = settings
-        self.base_url = str(settings.base_url).rstrip("/")
-        self._client = openai_client(settings, max_retries)
+        self._url = str(settings.base_url).rstrip("/")
+        self.base_url = settings.shown_url.rstrip("/")
+        """The server's URL as messages show it (a key in it hidden)."""
+        _check_url(self._url, self.base_url)
+        if not (math.isfinite(settings.timeout_s) and settings.timeout_s > 0):
+            raise CowpError(
+                f"the LLM timeout must be a positive number of seconds, not {settings.timeout_s}",
+                hint="e.g. --llm-timeout 60",
+            )
+        self.max_retries = max(0, int(max_retries))
+        self._http = httpx.Client(follow_redirects=False, trust_env=False)
+        self._headers = {
+            "Authorization": f"Bearer {settings.api_key or 'local'}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
         self._name = settings.model
         self.usage = Usage()
         self._usage_lock = threading.Lock()
         self.prefix_cached_tokens = 0
         """Prompt tokens the server reused from its prompt cache (when it reports them)."""
+        self.dropped_logprobs = 0
+        """Replies whose log-probabilities were unusable (the text decided instead)."""
         if cache is not None:
             self.cache: AnswerCache | None = cache
         elif settings.cache_path is not None:
@@ -162,8 +230,11 @@ class OpenAICompatibleModel:
     def name(self) -> str:
         """The server's model id (asked from `/models` when the settings name none)."""
         if self._name is None:
-            models = self._call(lambda: self._client.models.list())
-            ids = [model.id for model in getattr(models, "data", [])]
+            exchange = self._request("GET", "/models", None)
+            try:
+                ids = parse_model_ids(exchange.body)
+            except ReplyError as err:
+                raise self._garbage(str(err)) from None
             if not ids:
                 raise self._garbage("its /models list is empty")
             self._name = ids[0]
@@ -180,18 +251,19 @@ class OpenAICompatibleModel:
         messages = self._messages(question, system, examples)
         key = {"messages": messages, "method": "first-token-logprobs"}
         hit = self._cached("yes_no", key)
-        if hit is not None:
+        if hit is not None and _valid_yes_no(hit):
             return YesNo(hit["answer"], hit["p_yes"], hit["text"], cached=True)
         reply = self._chat(messages, max_tokens=1, logprobs=True)
-        text = _content(reply)
-        p_yes = p_yes_from_top_logprobs(_first_token_top(reply))
-        answer: bool | None = (p_yes >= 0.5) if p_yes is not None else parse_yes_no(text)
-        if answer is None:  # first token was e.g. "The": let it say a few words
-            follow_up = self._chat(messages, max_tokens=12, logprobs=False)
-            text = _content(follow_up)
+        text = reply.text
+        probability = p_yes(reply.top)
+        answer: bool | None = (probability >= 0.5) if probability is not None else None
+        if answer is None:
             answer = parse_yes_no(text)
-        result = YesNo(answer, p_yes, text)
-        self._store("yes_no", key, {"answer": answer, "p_yes": p_yes, "text": text})
+        if answer is None:  # first token was e.g. "The": let it say a few words
+            text = self._chat(messages, max_tokens=12, logprobs=False).text
+            answer = parse_yes_no(text)
+        result = YesNo(answer, probability, text)
+        self._store("yes_no", key, {"answer": answer, "p_yes": probability, "text": text})
         return result
 
     def ask_choice(
@@ -206,11 +278,11 @@ class OpenAICompatibleModel:
         messages = self._messages(question, system, examples)
         key = {"messages": messages, "options": list(options)}
         hit = self._cached("choice", key)
-        if hit is not None:
+        if hit is not None and _valid_choice(hit, options):
             return Choice(hit["index"], hit["option"], hit["text"], cached=True)
         longest = max((len(option) for option in options), default=8)
         reply = self._chat(messages, max_tokens=min(48, 4 + longest // 2), logprobs=False)
-        text = _content(reply)
+        text = reply.text
         index = match_option(text, options)
         option = options[index] if index is not None else None
         self._store("choice", key, {"index": index, "option": option, "text": text})
@@ -228,9 +300,10 @@ class OpenAICompatibleModel:
         messages = self._messages(prompt, system, examples)
         key = {"messages": messages, "max_tokens": max_tokens}
         hit = self._cached("complete", key)
-        if hit is not None:
-            return str(hit["text"])
-        text = _content(self._chat(messages, max_tokens=max_tokens, logprobs=False))
+        text_hit = hit.get("text") if hit is not None else None
+        if isinstance(text_hit, str) and len(text_hit) <= max_answer_chars(max_tokens):
+            return text_hit
+        text = self._chat(messages, max_tokens=max_tokens, logprobs=False).text
         self._store("complete", key, {"text": text})
         return text
 
@@ -284,23 +357,27 @@ class OpenAICompatibleModel:
             YesNo(verdicts.get(i), None, text, cached=False) for i in range(1, len(questions) + 1)
         ]
 
+    def close(self) -> None:
+        """Release the HTTP connections (the object is unusable afterwards)."""
+        self._http.close()
+
     # --- plumbing ------------------------------------------------------------------
 
     def _messages(
         self, question: str, system: str | None, examples: Sequence[Example]
     ) -> list[dict[str, str]]:
-        messages = [{"role": "system", "content": system or SYSTEM_PROMPT}]
+        messages = [{"role": "system", "content": _utf8(system or SYSTEM_PROMPT)}]
         for example in examples:
-            messages.append({"role": "user", "content": example.question})
-            messages.append({"role": "assistant", "content": example.answer})
-        messages.append({"role": "user", "content": question})
+            messages.append({"role": "user", "content": _utf8(example.question)})
+            messages.append({"role": "assistant", "content": _utf8(example.answer)})
+        messages.append({"role": "user", "content": _utf8(question)})
         return messages
 
     def _cached(self, kind: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         if self.cache is None:
             return None
         try:
-            hit = self.cache.get(self.name, kind, key)
+            hit = self.cache.get(self._scope(), kind, key)
         except Exception:
             return None
         if hit is not None:
@@ -312,96 +389,283 @@ class OpenAICompatibleModel:
         if self.cache is None:
             return
         with contextlib.suppress(Exception):  # a full disk must not stop the robot
-            self.cache.put(self.name, kind, key, answer)
+            self.cache.put(self._scope(), kind, key, answer, model=self.name)
 
-    def _chat(self, messages: list[dict[str, str]], *, max_tokens: int, logprobs: bool) -> Any:
-        extra: dict[str, Any] = {}
+    def _scope(self) -> str:
+        """The cache scope: the settings' scope, else this server's URL and model."""
+        if self.settings.cache_scope:
+            return self.settings.cache_scope
+        return f"{self.base_url}|{self.name}"
+
+    def _chat(
+        self, messages: list[dict[str, str]], *, max_tokens: int, logprobs: bool
+    ) -> ChatReply:
+        payload: dict[str, Any] = {
+            "model": self.name,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+        }
         if logprobs:
-            extra = {"logprobs": True, "top_logprobs": _TOP_LOGPROBS}
-        model = self.name
+            payload.update(logprobs=True, top_logprobs=_TOP_LOGPROBS)
         started = time.monotonic()
-        reply = self._call(
-            lambda: self._client.chat.completions.create(
-                model=model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=max_tokens,
-                temperature=0.0,
-                **extra,
-            )
-        )
-        usage = getattr(reply, "usage", None)
-        details = getattr(usage, "prompt_tokens_details", None)
+        exchange = self._request("POST", "/chat/completions", payload)
+        try:
+            reply = parse_chat_reply(exchange.body, max_tokens=max_tokens)
+        except ReplyError as err:
+            raise self._garbage(str(err)) from None
         with self._usage_lock:  # ROS callbacks may ask from several threads
             self.usage.seconds += time.monotonic() - started
             self.usage.calls += 1
-            self.usage.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-            self.usage.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-            self.prefix_cached_tokens += int(getattr(details, "cached_tokens", 0) or 0)
-        if not getattr(reply, "choices", None):
-            raise self._garbage("the reply has no choices")
+            self.usage.prompt_tokens += reply.prompt_tokens
+            self.usage.completion_tokens += reply.completion_tokens
+            self.prefix_cached_tokens += reply.cached_tokens
+            if reply.logprobs_note:
+                self.dropped_logprobs += 1
         return reply
 
-    def _call(self, request: Callable[[], Any]) -> Any:
-        """Run one request, turning the openai client's errors into user-facing ones."""
-        try:
-            return request()
-        except openai.APITimeoutError as err:
-            raise CowpError(
-                f"the LLM server at {self.base_url} did not answer within "
-                f"{self.settings.timeout_s:.0f} s.",
-                hint="the machine may be busy: raise the timeout (--llm-timeout), or use a "
-                "smaller model",
-            ) from err
-        except openai.APIConnectionError as err:
-            raise CowpError(
-                f"cannot reach the LLM server at {self.base_url}.",
-                hint="start it (e.g. 'cowp llm serve') or fix OPENAI_BASE_URL / --llm-url; "
-                "unset them to use the embedded local model",
-            ) from err
-        except openai.AuthenticationError as err:
-            raise CowpError(
-                f"the LLM server at {self.base_url} refused the API key.",
+    # --- transport -----------------------------------------------------------------
+
+    def _request(self, method: str, path: str, payload: Any) -> _Exchange:
+        """One call: tries until an answer, a final error, or `timeout_s` in all."""
+        timeout_s = self.settings.timeout_s
+        deadline = time.monotonic() + timeout_s
+        content = None if payload is None else json.dumps(payload).encode("ascii")
+        for attempt in range(self.max_retries + 1):
+            last = attempt == self.max_retries
+            try:
+                exchange = self._exchange(method, path, content, deadline)
+            except _DeadlineError:
+                raise self._timed_out() from None
+            except httpx.ConnectError as err:
+                if last or not self._pause(_backoff(attempt), deadline):
+                    raise self._unreachable(err) from None
+                continue
+            except (httpx.TransportError, httpx.StreamError) as err:
+                if isinstance(err, httpx.TimeoutException):
+                    raise self._timed_out() from None
+                if last or not self._pause(_backoff(attempt), deadline):
+                    raise self._broken(err) from None
+                continue
+            if exchange.too_large:
+                raise self._garbage(
+                    f"a reply of more than {MAX_REPLY_BYTES // 2**20} MiB is too large"
+                )
+            if 200 <= exchange.status < 300:
+                return exchange
+            if exchange.status not in RETRY_STATUSES or last:
+                raise self._status_error(exchange)
+            wait = _retry_after(exchange.headers)
+            if wait is not None and wait > deadline - time.monotonic():
+                raise CowpError(
+                    f"the LLM server at {self.base_url} answered HTTP {exchange.status} and "
+                    f"asked to retry after {wait:g} s, more than the "
+                    f"{max(0.0, deadline - time.monotonic()):.1f} s left of the "
+                    f"{timeout_s:g} s allowed for the call.",
+                    hint="wait and run again, or allow more time (--llm-timeout)",
+                )
+            if not self._pause(wait if wait is not None else _backoff(attempt), deadline):
+                raise self._status_error(exchange)
+        raise AssertionError("unreachable: the last try returns or raises")
+
+    @staticmethod
+    def _pause(seconds: float, deadline: float) -> bool:
+        """Sleep before another try; False when the deadline would pass first."""
+        if time.monotonic() + seconds >= deadline:
+            return False
+        time.sleep(seconds)
+        return True
+
+    def _exchange(
+        self, method: str, path: str, content: bytes | None, deadline: float
+    ) -> _Exchange:
+        """One HTTP exchange that returns by `deadline` whatever the server does.
+
+        httpx's timeouts bound each socket operation, not a whole exchange: a server
+        dripping a byte a second never trips them. So the exchange runs in a worker
+        thread and this thread waits for it until the deadline (and stays interruptible
+        by Ctrl-C). A worker left behind stops at its next read, or by its own timeout.
+        """
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+        cancelled = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome["value"] = self._transfer(method, path, content, deadline, cancelled)
+            except BaseException as err:  # handed to the waiting thread
+                outcome["error"] = err
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="cowp-llm-request", daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            cancelled.set()
+            raise _DeadlineError
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    def _transfer(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        deadline: float,
+        cancelled: threading.Event,
+    ) -> _Exchange:
+        remaining = max(0.001, deadline - time.monotonic())
+        with self._http.stream(
+            method,
+            self._url + path,
+            content=content,
+            headers=self._headers,
+            timeout=httpx.Timeout(remaining),
+        ) as response:
+            limit = MAX_REPLY_BYTES if 200 <= response.status_code < 300 else MAX_ERROR_BYTES
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                if cancelled.is_set() or time.monotonic() > deadline:
+                    raise _DeadlineError
+                size += len(chunk)
+                if size > limit:
+                    if limit == MAX_ERROR_BYTES:
+                        break  # enough of an error message
+                    return _Exchange(response.status_code, response.headers, b"", True)
+                chunks.append(chunk)
+            return _Exchange(response.status_code, response.headers, b"".join(chunks))
+
+    # --- errors --------------------------------------------------------------------
+
+    def _say(self, text: str) -> str:
+        """Server-provided text fit for a message: no key, no escapes, short."""
+        return scrub(text, self.settings.secrets)
+
+    def _timed_out(self) -> CowpError:
+        return CowpError(
+            f"the LLM server at {self.base_url} did not answer within "
+            f"{self.settings.timeout_s:g} s.",
+            hint="the machine may be busy: raise the timeout (--llm-timeout), or use a "
+            "smaller model",
+        )
+
+    def _unreachable(self, err: Exception) -> CowpError:
+        return CowpError(
+            f"cannot reach the LLM server at {self.base_url}.",
+            hint="start it (e.g. 'cowp llm serve') or fix OPENAI_BASE_URL / --llm-url; "
+            "unset them to use the embedded local model",
+        )
+
+    def _broken(self, err: Exception) -> CowpError:
+        return CowpError(
+            f"the connection to the LLM server at {self.base_url} broke before it answered "
+            f"({type(err).__name__}).",
+            hint="check that the server is still running, and its log",
+        )
+
+    def _status_error(self, exchange: _Exchange) -> CowpError:
+        status = exchange.status
+        message = self._say(error_message(exchange.body))
+        if status in (401, 403):
+            return CowpError(
+                f"the LLM server at {self.base_url} refused the API key (HTTP {status}).",
                 hint="set OPENAI_API_KEY (or --llm-key) to a key it accepts",
-            ) from err
-        except openai.NotFoundError as err:
-            raise CowpError(
+            )
+        if status == 404:
+            return CowpError(
                 f"the LLM server at {self.base_url} does not know model '{self._name}' "
                 "(or the URL lacks /v1).",
                 hint="set OPENAI_MODEL (or --llm-model) to one it serves",
-            ) from err
-        except openai.APIStatusError as err:
-            raise CowpError(
-                f"the LLM server at {self.base_url} answered HTTP {err.status_code}: "
-                f"{str(err.message)[:300]}",
-                hint="check the server's log; retry when it is healthy",
-            ) from err
-        except openai.APIError as err:  # e.g. a body that is not a chat completion
-            raise self._garbage(str(err)[:300]) from err
-        except (ValueError, TypeError) as err:  # a body that is not JSON at all
-            raise self._garbage(f"{type(err).__name__}: {str(err)[:200]}") from err
+            )
+        if status == 429:
+            return CowpError(
+                f"the LLM server at {self.base_url} kept refusing: too many requests "
+                f"(HTTP 429: {message}).",
+                hint="wait and run again, or allow more time (--llm-timeout)",
+            )
+        return CowpError(
+            f"the LLM server at {self.base_url} answered HTTP {status}: {message}",
+            hint="check the server's log; retry when it is healthy",
+        )
 
     def _garbage(self, what: str) -> CowpError:
         return CowpError(
             f"the LLM server at {self.base_url} sent an answer that is not a usable chat "
-            f"completion ({what}).",
+            f"completion ({self._say(what)}).",
             hint="make sure the URL points at an OpenAI-compatible /v1 endpoint",
         )
 
 
-def _content(reply: Any) -> str:
-    message = getattr(reply.choices[0], "message", None)
-    return str(getattr(message, "content", "") or "").strip()
+def _check_url(url: str, shown: str) -> None:
+    try:
+        parts = urlsplit(url)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+        _ = parts.port  # raises for a port that is not a number
+    except ValueError:
+        valid = False
+    if not valid:
+        raise CowpError(
+            f"the LLM server URL {shown!r} is not an http(s) URL.",
+            hint="give the server's base URL, e.g. http://127.0.0.1:8080/v1",
+        )
 
 
-def _first_token_top(reply: Any) -> list[tuple[str, float]]:
-    """The first generated token's alternatives as (token, logprob) pairs, if any."""
-    logprobs = getattr(reply.choices[0], "logprobs", None)
-    content = getattr(logprobs, "content", None) if logprobs is not None else None
-    if not content:
-        return []
-    first = content[0]
-    alternatives = list(getattr(first, "top_logprobs", None) or [])
-    pairs = [(str(alt.token), float(alt.logprob)) for alt in alternatives]
-    if not pairs:
-        pairs = [(str(first.token), float(first.logprob))]
-    return pairs
+def _utf8(text: str) -> str:
+    """Text every UTF-8 encoder takes (a lone surrogate from undecodable input -> '?')."""
+    return text.encode("utf-8", errors="replace").decode("utf-8")
+
+
+def _backoff(attempt: int) -> float:
+    return min(8.0, FIRST_BACKOFF_S * 2**attempt)
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds a server asked us to wait (`retry-after-ms`, `Retry-After` as seconds or
+    an HTTP date); None when it asked nothing usable."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        with contextlib.suppress(ValueError):
+            value = float(raw_ms) / 1000.0
+            if math.isfinite(value) and value >= 0:
+                return value
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    with contextlib.suppress(ValueError):
+        value = float(raw)
+        return value if math.isfinite(value) and value >= 0 else None
+    with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
+        when = email.utils.parsedate_to_datetime(raw)
+        return max(0.0, when.timestamp() - time.time())
+    return None
+
+
+def _valid_yes_no(hit: Mapping[str, Any]) -> bool:
+    """A cached verdict we may serve: the shapes `ask_yes_no` stores, P(yes) in [0, 1]."""
+    probability = hit.get("p_yes")
+    return (
+        hit.get("answer") in (True, False, None)
+        and isinstance(hit.get("text"), str)
+        and (
+            probability is None
+            or (
+                isinstance(probability, int | float)
+                and not isinstance(probability, bool)
+                and 0.0 <= probability <= 1.0
+            )
+        )
+    )
+
+
+def _valid_choice(hit: Mapping[str, Any], options: Sequence[str]) -> bool:
+    index = hit.get("index")
+    if index is None:
+        return hit.get("option") is None and isinstance(hit.get("text"), str)
+    return (
+        isinstance(index, int)
+        and not isinstance(index, bool)
+        and 0 <= index < len(options)
+        and hit.get("option") == options[index]
+        and isinstance(hit.get("text"), str)
+    )

@@ -13,14 +13,36 @@ with no network still reasons.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from cowp_ros.llm.client import OpenAICompatibleModel
 from cowp_ros.llm.local_server import LocalServer
-from cowp_ros.llm.model_store import resolve_model
+from cowp_ros.llm.model_store import MODEL_SHA256_ENV, ResolvedModel, resolve_model
 from cowp_ros.llm.settings import LLMSettings
+
+
+def embedded_cache_scope(model: ResolvedModel, env: dict[str, str] | None = None) -> str:
+    """The answer cache's scope for the embedded server: the model file, not the port.
+
+    A pinned model is its sha256 (verified before it is loaded); a user's own file is
+    the sha256 they pinned, else its path, size and modification time, so replacing the
+    file starts a fresh set of answers.
+    """
+    env = dict(os.environ) if env is None else env
+    if model.spec is not None:
+        return f"embedded:{model.name}:{model.spec.sha256}"
+    pinned = env.get(MODEL_SHA256_ENV)
+    if pinned:
+        return f"embedded:{model.name}:{pinned}"
+    try:
+        stat = model.path.stat()
+        identity = f"{model.path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    except OSError:
+        identity = str(model.path)
+    return f"embedded:{model.name}:{identity}"
 
 
 @contextmanager
@@ -44,7 +66,9 @@ def llm_endpoint(
     with server:
         if on_start is not None:
             on_start(server)
-        yield settings.with_endpoint(server.base_url, server.model.name)
+        yield settings.with_endpoint(
+            server.base_url, server.model.name, cache_scope=embedded_cache_scope(server.model)
+        )
 
 
 @contextmanager
@@ -64,4 +88,8 @@ def open_model(
     with llm_endpoint(
         settings, model_path=model_path, model_name=model_name, on_start=on_start
     ) as endpoint:
-        yield OpenAICompatibleModel(endpoint)
+        model = OpenAICompatibleModel(endpoint)
+        try:
+            yield model
+        finally:
+            model.close()

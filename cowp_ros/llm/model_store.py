@@ -124,6 +124,9 @@ _SCALARS = {
     12: "<d",
 }
 _STRING, _ARRAY = 8, 9
+_MAX_ARRAY_DEPTH = 4
+"""Real files hold arrays of scalars or strings; arrays of arrays are legal but rare,
+and nesting deeper than this is a file built to exhaust the reader (RecursionError)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,10 @@ class _Reader:
     def __init__(self, stream: BinaryIO, path: Path) -> None:
         self.stream = stream
         self.path = path
+        self.size = os.fstat(stream.fileno()).st_size
+
+    def left(self) -> int:
+        return self.size - self.stream.tell()
 
     def take(self, n: int) -> bytes:
         data = self.stream.read(n)
@@ -166,19 +173,30 @@ class _Reader:
             raise CowpError(f"{self.path} is not a valid GGUF file (absurd string length).")
         return self.take(length).decode("utf-8", errors="replace")
 
-    def value(self, kind: int) -> object:
+    def value(self, kind: int, depth: int = 0) -> object:
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind])
         if kind == _STRING:
             return self.string()
         if kind == _ARRAY:
+            if depth >= _MAX_ARRAY_DEPTH:
+                raise CowpError(
+                    f"{self.path} is not a valid GGUF file (arrays nested more than "
+                    f"{_MAX_ARRAY_DEPTH} deep)."
+                )
             item_kind = int(self.unpack("<I"))  # type: ignore[call-overload]
             count = int(self.unpack("<Q"))  # type: ignore[call-overload]
+            smallest = struct.calcsize(_SCALARS[item_kind]) if item_kind in _SCALARS else 8
+            if count * smallest > self.left():
+                raise CowpError(
+                    f"{self.path} is not a valid GGUF file (an array of {count} items "
+                    "longer than the file)."
+                )
             if item_kind in _SCALARS:  # skip fixed-size items without decoding them
-                self.stream.seek(count * struct.calcsize(_SCALARS[item_kind]), os.SEEK_CUR)
+                self.stream.seek(count * smallest, os.SEEK_CUR)
             else:
                 for _ in range(count):
-                    self.value(item_kind)
+                    self.value(item_kind, depth + 1)
             return f"<array of {count}>"
         raise CowpError(f"{self.path} is not a valid GGUF file (unknown value type {kind}).")
 

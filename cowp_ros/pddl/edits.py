@@ -29,7 +29,7 @@ from pddl.requirements import Requirements
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl.formulas import PddlLiteral, conjunction, literals_of, substitute
 from cowp_ros.pddl.identifiers import check_identifier
-from cowp_ros.pddl.model import Atom, Literal, PddlLoadError, PlanningTask, atom_of
+from cowp_ros.pddl.model import ROOT_TYPE, Atom, Literal, PddlLoadError, PlanningTask, atom_of
 
 VARIANT_MARK = "__"
 
@@ -116,17 +116,19 @@ def declare_predicate(task: PlanningTask, name: str, arg_types: Sequence[str]) -
             )
         return task
     for type_name in arg_types:
-        if type_name not in task.types:
+        if type_name not in task.types and type_name != ROOT_TYPE:
             raise PddlEditError(f"unknown type {type_name!r} for predicate {name!r}")
-    terms = [Variable(f"x{i}", [t]) for i, t in enumerate(arg_types)]
+    # `object` is written as no type at all: the `pddl` library lists only declared types
+    terms = [Variable(f"x{i}", [t] if t != ROOT_TYPE else []) for i, t in enumerate(arg_types)]
     return _rebuild(task, predicates=[*task.domain.predicates, Predicate(name, *terms)])
 
 
 def _declared_for(task: PlanningTask, atom: Atom, types: Sequence[str]) -> PlanningTask:
-    """Declare the atom's predicate over the top types of its arguments if it is new."""
+    """Declare the atom's predicate, if it is new, over the type that holds every object
+    (`PlanningTask.fact_type`), so that any later fact may reuse it."""
     if atom.predicate in task.predicates:
         return declare_predicate(task, atom.predicate, types)  # checks the arity
-    return declare_predicate(task, atom.predicate, [task.top_type(t) for t in types])
+    return declare_predicate(task, atom.predicate, [task.fact_type for _ in types])
 
 
 def _check_arg_types(task: PlanningTask, atom: Atom, types: Sequence[str]) -> None:

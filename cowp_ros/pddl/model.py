@@ -29,6 +29,9 @@ from cowp_ros.errors import CowpError
 from cowp_ros.pddl.formulas import literals_of
 
 ROOT_TYPE = "object"
+MAX_NESTING = 100
+"""Parentheses nest about 6 deep in real domains; the parser recurses per level, so
+text nested thousands deep would end in a RecursionError instead of an answer."""
 
 
 class PddlLoadError(CowpError):
@@ -58,8 +61,19 @@ class Literal:
 
 
 def _parse_errors() -> tuple[type[BaseException], ...]:
-    """What the `pddl` library raises for bad input (its own errors and lark's)."""
-    return (PDDLError, LarkError, ValueError, AssertionError, TypeError, KeyError)
+    """What the `pddl` library raises for bad input (its own errors and lark's, and the
+    AttributeError and IndexError its transformer raises on some malformed trees)."""
+    return (
+        PDDLError,
+        LarkError,
+        ValueError,
+        AssertionError,
+        TypeError,
+        KeyError,
+        AttributeError,
+        IndexError,
+        RecursionError,
+    )
 
 
 @dataclass(frozen=True)
@@ -165,8 +179,30 @@ class PlanningTask:
 
     @cached_property
     def types(self) -> dict[str, str]:
-        """Type -> parent type (`object` for top-level types)."""
-        return {str(t): str(p) if p else ROOT_TYPE for t, p in self.domain.types.items()}
+        """Type -> parent type (`object` for top-level types).
+
+        A type named only as a parent (`tool part - thing`, with no `thing - object`) is
+        declared by that use, as PDDL has it, and is listed here as a top-level type.
+        """
+        declared = {str(t): str(p) if p else ROOT_TYPE for t, p in self.domain.types.items()}
+        for parent in list(declared.values()):
+            if parent != ROOT_TYPE and parent not in declared:
+                declared[parent] = ROOT_TYPE
+        return declared
+
+    @cached_property
+    def fact_type(self) -> str:
+        """The type a new fact about any object is declared over: the one top-level type
+        every type descends from (`thing` in the dining domains), else `object`.
+
+        Situations can be about any object, and one predicate ("is_broken") can be
+        about objects of different kinds in one run; over a type that holds them all, it
+        can always be reused.
+        """
+        tops = {self.top_type(t) for t in self.types}
+        if any(t == ROOT_TYPE for t in self.objects.values()):
+            tops.add(ROOT_TYPE)
+        return tops.pop() if len(tops) == 1 else ROOT_TYPE
 
     @cached_property
     def objects(self) -> dict[str, str]:
@@ -243,7 +279,9 @@ class PlanningTask:
     def top_type(self, type_name: str) -> str:
         """The highest declared ancestor of `type_name` below `object` (e.g. `thing`)."""
         current = type_name
-        while self.types.get(current, ROOT_TYPE) != ROOT_TYPE:
+        seen: set[str] = set()
+        while self.types.get(current, ROOT_TYPE) != ROOT_TYPE and current not in seen:
+            seen.add(current)
             current = self.types[current]
         return current
 
@@ -278,11 +316,34 @@ def _single_type(type_tags: Iterable[str]) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise PddlLoadError(f"PDDL file not found: {path}") from None
+    except UnicodeDecodeError as err:
+        raise PddlLoadError(
+            f"PDDL file {path} is not UTF-8 text (byte {err.start})",
+            hint="save it as UTF-8 (PDDL names are ASCII anyway)",
+        ) from None
     except OSError as err:
         raise PddlLoadError(f"cannot read PDDL file {path}: {err.strerror}") from err
+
+
+def _check_nesting(text: str, source: str) -> None:
+    """Refuse text whose parentheses nest deeper than `MAX_NESTING` (comments skipped)."""
+    depth = deepest = 0
+    for line in text.splitlines():
+        for char in line.split(";", 1)[0]:
+            if char == "(":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif char == ")":
+                depth -= 1
+        if deepest > MAX_NESTING:
+            raise PddlLoadError(
+                f"cannot parse {source}: parentheses nested more than {MAX_NESTING} deep",
+                hint="real domains and problems nest a few levels; this one is not PDDL "
+                "written by hand or by cowp_ros",
+            )
 
 
 @cache
@@ -310,6 +371,7 @@ def _parse_with(
 
 
 def _parse_domain(text: str, source: str) -> Domain:
+    _check_nesting(text, f"domain {source}")
     try:
         return _parse_with("domain", DomainTransformer, text)
     except _parse_errors() as err:
@@ -317,6 +379,7 @@ def _parse_domain(text: str, source: str) -> Domain:
 
 
 def _parse_problem(text: str, source: str) -> Problem:
+    _check_nesting(text, f"problem {source}")
     try:
         return _parse_with("problem", ProblemTransformer, text)
     except _parse_errors() as err:

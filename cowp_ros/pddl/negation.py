@@ -4,7 +4,8 @@ COWP's monitor adds preconditions such as `(not (is_dirty ?c))`. pyperplan accep
 positive preconditions, so each negated predicate `p` gets a complement `not_p` that is
 true in the initial state for every well-typed tuple where `p` is false, kept in step
 with `p` by every effect that changes `p`, and used in place of `(not (p ...))`. The
-result has exactly the same plans. Fast Downward reads the original.
+result has exactly the same plans. Fast Downward reads the original. The complement's
+name never clashes with a declared predicate (see `complement_name`).
 """
 
 from __future__ import annotations
@@ -18,18 +19,29 @@ from pddl.logic.terms import Constant
 from pddl.requirements import Requirements
 
 from cowp_ros.pddl.formulas import PddlLiteral, conjunction, literals_of
+from cowp_ros.pddl.identifiers import MAX_IDENTIFIER_LENGTH
 from cowp_ros.pddl.model import PddlLoadError, PlanningTask, atom_of
 
 COMPLEMENT_PREFIX = "not_"
 
 
-def complement_name(task: PlanningTask, predicate: str) -> str:
-    """The name of the complement of `predicate`, refusing one the domain already uses."""
+def complement_name(taken: set[str], predicate: str) -> str:
+    """A name for the complement of `predicate` that no predicate in `taken` has.
+
+    `not_p` when free; a situation can already have made it a predicate of its own
+    ("the cup not dirty" is `(not_dirty cup_1)`), so then `not_p_2`, `not_p_3`, ...
+    The complement lives only in the compiled copy a STRIPS planner reads, so its name
+    never reaches a plan.
+    """
     name = f"{COMPLEMENT_PREFIX}{predicate}"
-    if name in task.predicates:
+    number = 2
+    while name in taken:
+        name = f"{COMPLEMENT_PREFIX}{predicate}_{number}"
+        number += 1
+    if len(name) > MAX_IDENTIFIER_LENGTH:
         raise PddlLoadError(
-            f"cannot compile (not ({predicate} ...)) for a STRIPS planner: the domain "
-            f"already declares {name!r}"
+            f"cannot compile (not ({predicate} ...)) for a STRIPS planner: no free name "
+            f"for its complement within {MAX_IDENTIFIER_LENGTH} characters"
         )
     return name
 
@@ -51,7 +63,11 @@ def compile_negative_preconditions(task: PlanningTask) -> PlanningTask:
     negated = negated_predicates(task)
     if not negated:
         return task
-    complements = {p: complement_name(task, p) for p in sorted(negated)}
+    taken = set(task.predicates)
+    complements: dict[str, str] = {}
+    for predicate in sorted(negated):
+        complements[predicate] = complement_name(taken, predicate)
+        taken.add(complements[predicate])
 
     def rewrite_condition(literals: list[PddlLiteral]) -> list[PddlLiteral]:
         out = []

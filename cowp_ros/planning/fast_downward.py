@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from cowp_ros.pddl import PlanningTask
-from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError
-from cowp_ros.planning.process import run_with_deadline, tail
+from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
+from cowp_ros.planning.process import guarded, run_with_deadline, tail
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
 
 DEFAULT_SEARCH = "lazy_greedy([ff()], preferred=[ff()])"
@@ -64,24 +64,27 @@ class FastDownwardPlanner:
         with tempfile.TemporaryDirectory(prefix="cowp_fd_") as tmp:
             workdir = Path(tmp)
             domain_path, problem_path = task.write(workdir, check=False)
+            archive_planner_input(domain_path, problem_path)
             plan_path = workdir / "plan.txt"
             written = time.perf_counter()
             remaining = max(0.1, timeout_s - (written - start))
             outcome = run_with_deadline(
-                [
-                    sys.executable,
-                    str(self.driver),
-                    "--plan-file",
-                    str(plan_path),
-                    "--search-time-limit",
-                    f"{max(1, math.ceil(remaining))}s",
-                    "--log-level",
-                    "warning",
-                    str(domain_path),
-                    str(problem_path),
-                    "--search",
-                    self.search,
-                ],
+                guarded(
+                    [
+                        sys.executable,
+                        str(self.driver),
+                        "--plan-file",
+                        str(plan_path),
+                        "--search-time-limit",
+                        f"{max(1, math.ceil(remaining))}s",
+                        "--log-level",
+                        "warning",
+                        str(domain_path),
+                        str(problem_path),
+                        "--search",
+                        self.search,
+                    ]
+                ),
                 remaining,
                 workdir,
             )

@@ -2,7 +2,10 @@
 
 Fast Downward's driver starts the translator and the search as further processes, so
 killing only the direct child would leave them running. Each planner therefore starts
-in its own process group, and the whole group is killed when the deadline passes.
+in its own process group, and the whole group is killed when the deadline passes, or
+when the caller is interrupted (Ctrl-C, SIGTERM): the caller never waits for a search
+it no longer wants. And when the caller dies without a chance to clean up, the
+planner's lifeline (`lifeline.py`) ends the group and removes its temporary folder.
 """
 
 from __future__ import annotations
@@ -11,9 +14,14 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from cowp_ros.planning import lifeline
+
+LIFELINE = Path(lifeline.__file__)
 
 
 @dataclass(frozen=True)
@@ -29,16 +37,28 @@ class ProcessOutcome:
         return self.returncode is None
 
 
+def guarded(command: Sequence[str]) -> list[str]:
+    """`command` run under the lifeline guard (for planners that are not our code)."""
+    return [sys.executable, "-I", "-S", str(LIFELINE), "--", *command]
+
+
 def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> ProcessOutcome:
     """Run `command` in `cwd`; kill its whole process group after `timeout_s` seconds.
 
-    `PYTHONHASHSEED=0` makes a Python planner's set iteration, and so its choice among
-    equally good plans, the same on every run: replanning twice gives the same plan.
+    `cwd` is the planner's temporary folder: its lifeline removes it if this process
+    dies. `PYTHONHASHSEED=0` makes a Python planner's set iteration, and so its choice
+    among equally good plans, the same on every run: replanning twice gives the same plan.
     """
+    env = {
+        **os.environ,
+        "PYTHONHASHSEED": "0",
+        lifeline.PARENT_ENV: str(os.getpid()),
+        lifeline.FOLDER_ENV: str(cwd),
+    }
     with subprocess.Popen(
         list(command),
         cwd=cwd,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -47,11 +67,19 @@ def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> Pr
         try:
             stdout, stderr = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):  # it ended just now
-                os.killpg(proc.pid, signal.SIGKILL)
+            _kill_group(proc)
             stdout, stderr = proc.communicate()
             return ProcessOutcome(None, stdout, stderr)
+        except BaseException:  # Ctrl-C, SIGTERM (Terminated): stop the search, then go
+            _kill_group(proc)
+            proc.wait()
+            raise
         return ProcessOutcome(proc.returncode, stdout, stderr)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # it ended just now
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def tail(text: str, lines: int = 8) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.negation import compile_negative_preconditions
-from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError
+from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
 from cowp_ros.planning.process import run_with_deadline, tail
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
 
@@ -39,6 +39,7 @@ class PyperplanPlanner:
         strips = compile_negative_preconditions(task)
         with tempfile.TemporaryDirectory(prefix="cowp_pyperplan_") as tmp:
             domain_path, problem_path = strips.write(tmp, check=False)
+            archive_planner_input(domain_path, problem_path)
             written = time.perf_counter()
             remaining = max(0.1, timeout_s - (written - start))
             outcome = run_with_deadline(

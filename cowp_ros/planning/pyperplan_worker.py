@@ -1,7 +1,8 @@
 """Child-process entry point that runs pyperplan on two files and prints JSON.
 
 Run as a script (not `-m`) so that the child imports pyperplan only, not cowp_ros: the
-start-up cost of a replan is then the interpreter plus pyperplan (about 0.1 s).
+start-up cost of a replan is then the interpreter plus pyperplan (about 0.1 s). It holds
+on to its parent (`lifeline.py`): if the parent dies, so does the search.
 Output: {"found": bool, "plan": ["(a x y)", ...], "search_s": float, "ground_s": float}.
 """
 
@@ -15,6 +16,9 @@ import time
 
 
 def main() -> int:
+    from lifeline import hold_on  # a sibling file: this script's folder is on sys.path
+
+    hold_on()  # die with the parent, removing the temporary folder
     parser = argparse.ArgumentParser()
     parser.add_argument("domain")
     parser.add_argument("problem")

@@ -115,28 +115,84 @@ def pddl_dir() -> Path:
     )
 
 
+class RegistryError(CowpError):
+    """A task registry (tasks.yaml) that cannot be read or does not hold tasks."""
+
+
+_REQUIRED = ("description", "domain", "problem", "task_objects")
+
+
+def _registry_error(path: Path, what: str) -> RegistryError:
+    return RegistryError(
+        f"the task registry {path} {what}",
+        hint="fix the file, or point COWP_PDDL_DIR at a folder with a valid tasks.yaml",
+    )
+
+
+def _strings(value: Any, path: Path, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str | int) for v in value):
+        raise _registry_error(path, f"says {where} is {value!r}, not a list of names")
+    return tuple(str(v) for v in value)
+
+
+def _spec(directory: Path, path: Path, name: Any, entry: Any) -> TaskSpec:
+    """One registry entry, checked field by field (a wrong one names itself)."""
+    if not isinstance(name, str):
+        raise _registry_error(path, f"has a task named {name!r}, which is not text")
+    try:
+        check_identifier(name, "task name")
+    except CowpError as err:
+        raise _registry_error(path, f"has a bad task name: {err.message}") from None
+    if not isinstance(entry, dict):
+        raise _registry_error(path, f"has task {name!r} as {type(entry).__name__}, not a mapping")
+    missing = [key for key in _REQUIRED if key not in entry]
+    if missing:
+        raise _registry_error(path, f"lacks {', '.join(missing)} for task {name!r}")
+    for key in ("description", "domain", "problem"):
+        if not isinstance(entry[key], str) or not entry[key].strip():
+            raise _registry_error(path, f"says {key} of task {name!r} is {entry[key]!r}")
+    phrases = entry.get("phrases") or {}
+    if not isinstance(phrases, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in phrases.items()
+    ):
+        raise _registry_error(path, f"has phrases of task {name!r} that are not text by action")
+    dataset_id = entry.get("dataset_id")
+    if dataset_id is not None and (isinstance(dataset_id, bool) or not isinstance(dataset_id, int)):
+        raise _registry_error(path, f"says dataset_id of task {name!r} is {dataset_id!r}")
+    return TaskSpec(
+        name=name,
+        description=entry["description"],
+        domain_path=directory / entry["domain"],
+        problem_path=directory / entry["problem"],
+        task_objects=_strings(entry["task_objects"], path, f"task_objects of {name!r}"),
+        phrases=dict(phrases),
+        aliases=_strings(entry.get("aliases"), path, f"aliases of {name!r}"),
+        dataset_id=dataset_id,
+        extra={k: v for k, v in entry.items() if k not in TaskSpec.__dataclass_fields__},
+    )
+
+
 @cache
 def _registry(directory: Path) -> dict[str, TaskSpec]:
     path = directory / REGISTRY_FILE
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise _registry_error(path, f"is not UTF-8 text (byte {err.start})") from None
+    except OSError as err:
+        raise _registry_error(path, f"cannot be read: {err.strerror}") from None
+    try:
+        raw = yaml.safe_load(text) or {}
     except yaml.YAMLError as err:
-        raise CowpError(f"cannot read task registry {path}: {err}") from err
-    specs: dict[str, TaskSpec] = {}
-    for name, entry in raw.items():
-        check_identifier(name, "task name")
-        specs[name] = TaskSpec(
-            name=name,
-            description=str(entry["description"]),
-            domain_path=directory / entry["domain"],
-            problem_path=directory / entry["problem"],
-            task_objects=tuple(entry["task_objects"]),
-            phrases=dict(entry.get("phrases") or {}),
-            aliases=tuple(str(a) for a in entry.get("aliases") or ()),
-            dataset_id=entry.get("dataset_id"),
-            extra={k: v for k, v in entry.items() if k not in TaskSpec.__dataclass_fields__},
-        )
-    return specs
+        detail = " ".join(str(err).split())[:300]
+        raise _registry_error(path, f"is not valid YAML: {detail}") from None
+    except RecursionError:
+        raise _registry_error(path, "is nested too deeply") from None
+    if not isinstance(raw, dict):
+        raise _registry_error(path, f"holds a {type(raw).__name__}, not tasks by name")
+    return {str(name): _spec(directory, path, name, entry) for name, entry in raw.items()}
 
 
 def all_tasks(directory: Path | None = None) -> dict[str, TaskSpec]:
@@ -147,6 +203,15 @@ def all_tasks(directory: Path | None = None) -> dict[str, TaskSpec]:
 def task_names(directory: Path | None = None) -> list[str]:
     """The task names, in registry order."""
     return list(all_tasks(directory))
+
+
+def describe_tasks(directory: Path | None = None) -> str:
+    """ "tasks: a, b, c" for help texts; never raises, so that a broken registry breaks
+    `cowp --version` and every other subcommand's help no more than it must."""
+    try:
+        return f"tasks: {', '.join(task_names(directory))}"
+    except CowpError as err:
+        return f"tasks: (the task registry cannot be read: {err.message})"
 
 
 def get_task(key: str | int, directory: Path | None = None) -> TaskSpec:

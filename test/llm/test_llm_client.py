@@ -33,7 +33,7 @@ def test_yes_no_from_first_token_logprobs(scripted: Any, make_completion: Any) -
     verdict = model.ask_yes_no("Is water wet?", examples=[Example("Is fire hot?", "Yes")])
     assert verdict.answer is True
     assert verdict.p_yes == pytest.approx(0.7 / 0.9)
-    request = scripted.requests[0]
+    request = scripted.chat_requests[0].json
     assert request["max_tokens"] == 1 and request["logprobs"] is True
     assert request["temperature"] == 0
     roles = [m["role"] for m in request["messages"]]
@@ -63,7 +63,7 @@ def test_follow_up_when_the_first_token_is_neither(scripted: Any, make_completio
     model = model_for(scripted.url, None)
     verdict = model.ask_yes_no("q")
     assert verdict.answer is False and verdict.text == "The answer is no."
-    assert model.usage.calls == 2 and scripted.requests[1]["max_tokens"] > 1
+    assert model.usage.calls == 2 and scripted.chat_requests[1].json["max_tokens"] > 1
 
 
 def test_undecided_answer_is_none_not_an_error(scripted: Any, make_completion: Any) -> None:
@@ -81,11 +81,11 @@ def test_second_ask_is_a_cache_hit_with_no_call(
     again = model.ask_yes_no("Is water wet?")
     assert not first.cached and again.cached
     assert (again.answer, again.p_yes) == (first.answer, first.p_yes)
-    assert len(scripted.requests) == 1
+    assert len(scripted.chat_requests) == 1
     assert model.usage.calls == 1 and model.usage.cache_hits == 1
     # a new process (new client, same file) reuses it too
     other = model_for(scripted.url, tmp_path)
-    assert other.ask_yes_no("Is water wet?").cached and len(scripted.requests) == 1
+    assert other.ask_yes_no("Is water wet?").cached and len(scripted.chat_requests) == 1
 
 
 def test_a_different_system_prompt_is_a_different_question(
@@ -96,7 +96,7 @@ def test_a_different_system_prompt_is_a_different_question(
     model = model_for(scripted.url, tmp_path)
     assert model.ask_yes_no("q").answer is True
     assert model.ask_yes_no("q", system="Be strict.").answer is False
-    assert len(scripted.requests) == 2
+    assert len(scripted.chat_requests) == 2
 
 
 def test_choice_and_complete(scripted: Any, make_completion: Any, tmp_path: Path) -> None:

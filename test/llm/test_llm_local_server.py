@@ -11,13 +11,14 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import openai
 import pytest
 
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.client import OpenAICompatibleModel
-from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.endpoint import embedded_cache_scope, llm_endpoint
 from cowp_ros.llm.local_server import LocalServer
 from cowp_ros.llm.model_store import MODEL_NAME_ENV, ResolvedModel
 from cowp_ros.llm.settings import LLMSettings
@@ -111,6 +112,9 @@ def test_endpoint_starts_and_stops_the_embedded_model(
     seen: list[LocalServer] = []
     with llm_endpoint(LLMSettings(cache_path=None), on_start=seen.append) as settings:
         assert settings.configured and settings.model == "smollm2-135m"
+        # answers are cached by the verified model file, not by the port of this start
+        assert settings.cache_scope == embedded_cache_scope(small_model)
+        assert f":{urlsplit(str(settings.base_url)).port}" not in settings.answer_scope
         model = OpenAICompatibleModel(settings)
         assert model.ask_yes_no("Is water wet?").answer in (True, False, None)
     assert seen and seen[0].url is None  # stopped on exit

@@ -161,3 +161,25 @@ def test_the_public_dataset_parses_when_present() -> None:
 def test_percentile_is_nearest_rank() -> None:
     assert percentile([float(v) for v in range(1, 21)], 0.95) == 19.0
     assert percentile([3.0], 0.95) == 3.0
+
+
+def test_deeply_nested_gguf_arrays_are_refused_not_a_recursion_error(tmp_path: Path) -> None:
+    levels = 5000  # each an array of one array: 12 bytes a level
+    body = b"GGUF" + struct.pack("<IQQ", 3, 0, 1)
+    key = b"evil.nesting"
+    body += struct.pack("<Q", len(key)) + key + struct.pack("<I", 9)
+    body += struct.pack("<IQ", 9, 1) * levels + struct.pack("<IQ", 4, 0)
+    model = tmp_path / "nested.gguf"
+    model.write_bytes(body + b"\0" * 32)
+    with pytest.raises(CowpError, match="not a valid GGUF file"):
+        read_gguf_header(model)
+
+
+def test_an_absurd_array_of_strings_is_refused(tmp_path: Path) -> None:
+    body = b"GGUF" + struct.pack("<IQQ", 3, 0, 1)
+    key = b"tokenizer.tokens"
+    body += struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", 9, 8, 2**62)
+    model = tmp_path / "huge.gguf"
+    model.write_bytes(body + b"\0" * 32)
+    with pytest.raises(CowpError, match="not a valid GGUF file"):
+        read_gguf_header(model)

@@ -1,11 +1,12 @@
 """Test doubles for the related methods (DKPROMPT, LLM-State, LLM-guided search).
 
-`ReplayVisionServer` is a real HTTP server on 127.0.0.1 that answers chat completions
-with the replies in data/vision_replies.json, in order, and then with "yes" to every
-numbered question of a request (built from the first reply as a template), so the real
-`openai` client and our parsing run end to end. `ScriptedQuestioner` is the in-process
-double of a vision model for the loop tests: regex rules over the question, with an
-optional number of times a rule answers before it falls through.
+`ReplayVisionServer` is the scripted server on 127.0.0.1 (`cowp_ros.chaos.server`),
+answering chat completions with the replies in data/vision_replies.json, in order, and
+then with "yes" to every numbered question of a request (built from the first reply as
+a template), so the real `openai` client and our parsing run end to end.
+`ScriptedQuestioner` is the in-process double of a vision model for the loop tests:
+regex rules over the question, with an optional number of times a rule answers before
+it falls through.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ from __future__ import annotations
 import copy
 import json
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer
 from cowp_ros.llm.language_model import Usage
 from cowp_ros.methods.dkprompt.questions import Answer
 
@@ -37,40 +37,20 @@ class ReplayVisionServer:
         self.queue = [copy.deepcopy(r) for r in replies]
         self.template = copy.deepcopy(recorded_replies()[0])
         self.status = status
-        self.requests: list[dict[str, Any]] = []
-        server = self
+        self._server = ScriptedLLMServer(self._respond, models=("replay-vlm",))
+        self.url = self._server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The chat requests' JSON bodies, in order."""
+        return [request.json for request in self._server.chat_requests]
 
-            def do_GET(self) -> None:  # /v1/models
-                self._send(
-                    200, {"object": "list", "data": [{"id": "replay-vlm", "object": "model"}]}
-                )
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                request = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append(request)
-                if server.status != 200:
-                    self._send(server.status, {"error": {"message": "model does not take images"}})
-                    return
-                self._send(200, server.queue.pop(0) if server.queue else server.all_yes(request))
-
-            def _send(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-        self._thread.start()
+    def _respond(self, request: Request) -> Reply | None:
+        if not request.is_chat:
+            return None  # /v1/models: the server lists replay-vlm
+        if self.status != 200:
+            return Reply(self.status, {"error": {"message": "model does not take images"}})
+        return Reply(body=self.queue.pop(0) if self.queue else self.all_yes(request.json))
 
     def all_yes(self, request: dict[str, Any]) -> dict[str, Any]:
         text = request["messages"][-1]["content"][0]["text"]
@@ -82,8 +62,7 @@ class ReplayVisionServer:
         return reply
 
     def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self._server.close()
 
 
 @dataclass

@@ -30,6 +30,12 @@ PROBLEM_TEXT = """
 """
 
 
+@pytest.fixture(autouse=True)
+def reports_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cowp run` writes a report on every run; keep the tests' out of build/reports."""
+    monkeypatch.setenv("COWP_REPORTS_DIR", str(tmp_path / "reports"))
+
+
 @pytest.fixture
 def tiny() -> PlanningTask:
     """A three-action cup domain with a bowl present (no bowl actions)."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
-from cowp_ros.pddl import Atom, Literal, PddlLoadError, PlanningTask, edits
+from cowp_ros.cowp.loop import OpenWorldPlanner
+from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
+from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.pddl import Atom, Literal, PlanningTask, edits
 from cowp_ros.pddl.negation import compile_negative_preconditions
+from cowp_ros.planning import make_planner
+from cowp_ros.tasks import get_task
 
 
 def test_task_without_negation_is_returned_unchanged(tiny: PlanningTask) -> None:
@@ -33,8 +36,44 @@ def test_effects_keep_the_complement_in_step(tiny: PlanningTask) -> None:
     assert "(not (not_hand_free))" in str(compiled.action("place_cup").effect)
 
 
-def test_clashing_complement_name_is_refused(tiny: PlanningTask) -> None:
+def test_a_complement_never_takes_a_declared_name(tiny: PlanningTask) -> None:
+    """ "the cup not dirty" declares not_is_dirty; (not (is_dirty ?c)) needs a complement
+    too, and must not take that name (it did, and compiling failed)."""
     task = edits.declare_predicate(tiny, "not_is_dirty", ["thing"])
+    task = edits.add_precondition(task, "hold_cup", Literal(Atom("not_is_dirty", ("?c",)), False))
     task = edits.add_precondition(task, "hold_cup", Literal(Atom("is_dirty", ("?c",)), False))
-    with pytest.raises(PddlLoadError, match="already declares 'not_is_dirty'"):
-        compile_negative_preconditions(task)
+    compiled = compile_negative_preconditions(task)
+    new = set(compiled.predicates) - set(task.predicates)
+    assert len(new) == 2 and "not_is_dirty" not in new
+    assert compiled.predicates["not_is_dirty"] == task.predicates["not_is_dirty"]
+    found = make_planner("pyperplan").solve(task, 60)
+    assert found.found and [s.action for s in found.steps][:2] == ["find_cup", "hold_cup"]
+    blocked = make_planner("pyperplan").solve(
+        edits.add_fact(task, Atom("not_is_dirty", ("cup_1",))), 60
+    )
+    assert not blocked.found  # the compiled task means what the original says
+
+
+def test_the_loop_survives_a_situation_named_like_a_complement() -> None:
+    model = ScriptedModel(
+        yes_no=[
+            ("hold the cup, if the cup not dirty", False),
+            ("the basket .*if the basket dirty", False),
+            ("if ", True),
+            ("bowl|basket", True),
+        ]
+    )
+    loop = OpenWorldPlanner.for_task(get_task("fill_cup"), model)
+    report = run_scheduled(
+        loop,
+        [
+            ScheduledSituation("the cup not dirty", at_action="hold_cup"),
+            ScheduledSituation("the basket dirty", at_action="fill_cup"),
+        ],
+    )
+    facts = {e.data["fact"] for e in report.of_kind("predicate")}
+    assert facts == {"(not_dirty cup_1)", "(dirty basket_1)"}
+    # the planner ran on the task holding both (it raised before it could)
+    reasons = [e.data["reason"] for e in report.of_kind("plan")]
+    assert any("the basket dirty" in reason for reason in reasons)
+    assert report.outcome in ("completed", "no_solution")

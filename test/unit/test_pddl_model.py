@@ -81,3 +81,21 @@ def test_problem_text_has_no_requirements_section(tiny: PlanningTask) -> None:
     # the problem is attached to its domain.
     assert ":requirements" not in tiny.problem_text()
     assert "(:init" in tiny.problem_text()
+
+
+def test_a_domain_that_is_not_utf8_is_a_clear_error(tmp_path: Path, tiny_files) -> None:
+    domain, problem = tiny_files
+    domain.write_bytes(domain.read_bytes().replace(b"tiny", b"t\xffny", 1))
+    with pytest.raises(PddlLoadError, match=r"not UTF-8.*domain\.pddl|domain\.pddl.*not UTF-8"):
+        PlanningTask.load(domain, problem)
+
+
+@pytest.mark.parametrize("depth", [3000, 100_000])
+def test_absurd_nesting_is_a_clear_error(tiny_files, depth: int) -> None:
+    domain, problem = tiny_files
+    nested = "(and " * depth + "(hand_free)" + ")" * depth
+    text = problem.read_text().replace("(:goal (served table_1))", f"(:goal {nested})")
+    with pytest.raises(PddlLoadError, match="nested"):
+        PlanningTask.from_text(domain.read_text(), text)
+    with pytest.raises(PddlLoadError, match="nested"):
+        PlanningTask.from_text(nested, text)

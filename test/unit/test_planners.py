@@ -174,3 +174,14 @@ def test_plan_step_parsing() -> None:
     assert str(PlanStep("walk", ("room_1",))) == "(walk room_1)"
     with pytest.raises(ValueError):
         PlanStep.parse("()")
+
+
+def test_request_deadline_caps_what_a_client_asks_for() -> None:
+    from cowp_ros.planning.planner import request_deadline
+
+    assert request_deadline(10.0, 60.0, 300.0) == 10.0
+    assert request_deadline(0.0, 60.0, 300.0) == 60.0
+    assert request_deadline(-5.0, 60.0, 300.0) == 60.0
+    assert request_deadline(float("nan"), 60.0, 300.0) == 60.0
+    assert request_deadline(1e9, 60.0, 300.0) == 300.0
+    assert request_deadline(float("inf"), 60.0, 300.0) == 300.0

@@ -10,17 +10,17 @@ from cowp_ros.cowp.events import EventKind, FeedbackPhase
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.cowp.predicates import PredicateGenerator
-from cowp_ros.cowp.situation import MAX_SITUATION_CHARS, Situation
+from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import make_planner
+from cowp_ros.safe_text import MAX_SITUATION_CHARS
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
 def test_a_situation_is_tidied_and_capped() -> None:
-    seen = Situation.of(Situation("  the   cup\nis dirty ", "Cup 1", math.nan, "detector"))
+    seen = Situation.of(Situation("  the \x1b[2J  cup\nis dirty ", "Cup 1", math.nan, "detector"))
     assert seen == Situation("the cup is dirty", "cup_1", None, "detector")
-    assert len(Situation.of("x" * 10_000).text) == MAX_SITUATION_CHARS
     assert Situation.of("the cup is dirty") == Situation("the cup is dirty")
 
 
@@ -76,7 +76,8 @@ def test_the_inbox_drops_repeats_and_counts_why() -> None:
     assert [a.situation.text for a in inbox.take()] == ["the cup is dirty"]
     assert not inbox.put("the cup is dirty")  # given to the loop already
     assert not inbox.put("   ")
-    assert inbox.dropped == {"repeated": 2, "empty": 1}
+    assert not inbox.put("x" * (MAX_SITUATION_CHARS + 1))
+    assert inbox.dropped == {"repeated": 2, "empty": 1, "too long": 1}
 
 
 def test_the_inbox_bounds_a_flood() -> None:

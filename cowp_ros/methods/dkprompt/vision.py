@@ -130,7 +130,7 @@ class OpenAIVisionQuestioner:
                 "images); the embedded model is text-only",
             )
         self.settings = settings
-        self.base_url = str(settings.base_url).rstrip("/")
+        self.base_url = settings.shown_url.rstrip("/")  # a key in the URL stays hidden
         self._client = openai_client(settings, max_retries)
         self._model = settings.model
         self.usage = Usage()

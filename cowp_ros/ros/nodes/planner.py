@@ -3,7 +3,9 @@
 A request names a registered task (closed-world plan of its PDDL files) or carries
 PDDL text, which is how the task manager asks for plans of its augmented domain and
 current state. Bad PDDL, an unknown task or a planner that cannot run end in a
-response that says so (`status: error`), never in a dead service.
+response that says so (`status: error`), never in a dead service. A request may choose
+its own deadline, up to `max_timeout_s`: one client must not hold the planner (and a
+CPU core) for as long as it likes.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from cowp_interfaces.srv import Plan
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PLANNER_NAMES, Planner, make_planner
+from cowp_ros.planning.planner import request_deadline
 from cowp_ros.ros.conversions import put_plan_result
 from cowp_ros.ros.names import PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
@@ -23,6 +26,12 @@ from cowp_ros.tasks import get_task
 PARAMETERS = (
     Param("planner", "pyperplan", f"planner backend: {', '.join(PLANNER_NAMES)}"),
     Param("timeout_s", 60.0, "default planning deadline (a request may set its own)", positive),
+    Param(
+        "max_timeout_s",
+        300.0,
+        "the longest deadline a request may ask for (longer ones are cut)",
+        positive,
+    ),
 )
 
 
@@ -31,7 +40,8 @@ class PlannerNode(Node):
         super().__init__("planner")
         params = declare_parameters(self, PARAMETERS)
         self.planner: Planner = make_planner(params["planner"])
-        self.default_timeout_s = float(params["timeout_s"])
+        self.default_timeout_s = params["timeout_s"]
+        self.max_timeout_s = params["max_timeout_s"]
         self.create_service(Plan, PLAN_SERVICE, self.on_plan)
         self.get_logger().info(f"planning with {self.planner.name} on {PLAN_SERVICE}")
 
@@ -39,7 +49,9 @@ class PlannerNode(Node):
         response.planner = self.planner.name
         try:
             task = self._task_of(request)
-            timeout = request.timeout_s if request.timeout_s > 0 else self.default_timeout_s
+            timeout = request_deadline(
+                request.timeout_s, self.default_timeout_s, self.max_timeout_s
+            )
             result = self.planner.solve(task, timeout)
         except CowpError as err:
             response.success, response.status, response.message = False, "error", str(err)

@@ -21,7 +21,6 @@ shutdown (Ctrl-C) ends the run in flight with a result rather than dropping it.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import traceback
@@ -413,7 +412,7 @@ class TaskRun:
         try:
             self.node.report_dir.mkdir(parents=True, exist_ok=True)
             path = self.node.report_dir / f"run_{time.strftime('%Y%m%d_%H%M%S')}.json"
-            path.write_text(json.dumps(strict_json(document), indent=2, allow_nan=False))
+            path.write_text(strict_json(document))
         except (OSError, ValueError) as err:
             self.log.error(f"could not write the report to {self.node.report_dir}: {err}")
             return None

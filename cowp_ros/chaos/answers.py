@@ -1,0 +1,85 @@
+"""A responder that answers like a sensible model, by rules over the question.
+
+The scripted server (`server.py`) needs something to say when a run is not about what
+the model says: the harness's faults replace some answers and leave the rest to this,
+and the smoke runs of the bench scripts use it as their model. It reads the request as
+the client sends it: one-token requests with `logprobs` are yes/no questions (answered
+with first-token log-probabilities, P(yes) = `confidence`), other requests get text.
+
+    SensibleModel(no=[r"find the can, if the can is broken"])
+
+says "No" to yes/no questions matching any `no` pattern and "Yes" to the others;
+free-text questions get the first matching `texts` rule or `default_text`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer, completion, yes_no_logprobs
+
+
+@dataclass
+class SensibleModel:
+    """A `Responder` with rule-based answers (see the module docstring)."""
+
+    no: Sequence[str] = ()
+    texts: Sequence[tuple[str, str]] = ()
+    default_text: str = "none of them"
+    confidence: float = 0.95
+    model: str = "scripted"
+    asked: list[str] = field(default_factory=list)
+
+    def verdict(self, question: str) -> bool:
+        """The yes/no answer to `question`."""
+        return not any(re.search(pattern, question, re.IGNORECASE) for pattern in self.no)
+
+    def text(self, question: str) -> str:
+        """The free-text answer to `question`."""
+        for pattern, answer in self.texts:
+            if re.search(pattern, question, re.IGNORECASE):
+                return answer
+        return self.default_text
+
+    def __call__(self, request: Request) -> Reply | None:
+        if not request.is_chat:
+            return None
+        question = request.last_user_text
+        self.asked.append(question)
+        if request.wants_logprobs:
+            yes = self.verdict(question)
+            p_yes = self.confidence if yes else 1.0 - self.confidence
+            top = yes_no_logprobs(p_yes)
+            return Reply(body=completion(top[0][0], top, model=self.model))
+        if request.max_tokens <= 12 and question.rstrip().endswith("?"):
+            # the client's follow-up to a yes/no question whose first token was neither
+            return Reply(body=completion("Yes." if self.verdict(question) else "No."))
+        return Reply(body=completion(self.text(question), model=self.model))
+
+
+SMOKE_HELP = "a tiny run against the scripted model server (for CI; its figures mean nothing)"
+"""The --smoke help of the bench scripts: each runs in CI in a tiny configuration, with
+this module's server standing in for the language model, so that none can rot."""
+
+
+@contextlib.contextmanager
+def sensible_model_server() -> Iterator[str]:
+    """A scripted server with `SensibleModel` answers, with OPENAI_BASE_URL and
+    OPENAI_MODEL pointing at it for the duration (the bench scripts' --smoke model)."""
+    keys = ("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY")
+    saved = {key: os.environ.get(key) for key in keys}
+    with ScriptedLLMServer(SensibleModel()) as server:
+        os.environ.update(OPENAI_BASE_URL=server.url, OPENAI_MODEL="scripted")
+        os.environ.pop("OPENAI_API_KEY", None)
+        try:
+            yield server.url
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value

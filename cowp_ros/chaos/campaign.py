@@ -1,0 +1,195 @@
+"""A seeded campaign: which fault kind each run gets, running them, and the table.
+
+The schedule is a pure function of the seed: the kinds are dealt out in shuffled rounds
+(every kind gets runs), and each run's own random source is seeded by
+"SEED:NUMBER:KIND", so a failing run can be repeated alone (`--only NUMBER`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cowp_ros.chaos.faults import REGISTRY, FaultContext, canary_for
+from cowp_ros.chaos.invariants import INVARIANTS, check_all
+from cowp_ros.chaos.record import Run
+from cowp_ros.chaos.runner import execute
+
+TABLE_CHECKS = {
+    "ended_in_time": "hangs past bound",
+    "strict_report": "missing/non-strict reports",
+    "no_injection": "injected tokens in PDDL",
+    "nothing_left": "orphans/temp files left",
+    "no_secret": "keys printed",
+    "clean_exit": "tracebacks/bad exits",
+    "terminal_safe": "unsafe output",
+    "bounded_memory": "memory over bound",
+}
+
+
+@dataclass(frozen=True)
+class Planned:
+    number: int
+    kind: str
+    seed: str
+
+
+def schedule(seed: int, runs: int, names: Sequence[str]) -> list[Planned]:
+    """`runs` runs over `names`, dealt in shuffled rounds (a pure function of `seed`)."""
+    if not names:
+        return []
+    rng = random.Random(seed)
+    order: list[str] = []
+    while len(order) < runs:
+        deal = list(names)
+        rng.shuffle(deal)
+        order.extend(deal)
+    return [Planned(i + 1, name, f"{seed}:{i + 1}:{name}") for i, name in enumerate(order[:runs])]
+
+
+def run_one(planned: Planned, out: Path) -> Run:
+    """Build the planned run's scenario, execute it, check it."""
+    kind = REGISTRY[planned.kind]
+    rng = random.Random(planned.seed)
+    tag = int(hashlib.sha256(planned.seed.encode()).hexdigest()[:8], 16)
+    folder = out.resolve() / "runs" / f"{planned.number:04d}"
+    context = FaultContext(
+        rng=rng,
+        canary=canary_for(tag),
+        secret=f"sk-chaos-{rng.getrandbits(64):016x}",
+        folder=folder,
+    )
+    scenario = kind.build(context)
+    run = execute(
+        scenario,
+        folder,
+        number=planned.number,
+        kind=kind.name,
+        family=kind.family,
+        seed=planned.seed,
+        secret=context.secret,
+        canaries=(context.canary,),
+    )
+    check_all(run)
+    (folder / "run.json").write_text(json.dumps(run_record(run), indent=1) + "\n")
+    return run
+
+
+def run_record(run: Run) -> dict[str, Any]:
+    """A run as JSON (what `runs/NNNN/run.json` and the summary hold)."""
+    return {
+        "number": run.number,
+        "kind": run.kind,
+        "family": run.family,
+        "seed": run.seed,
+        "note": run.note,
+        "command": run.command,
+        "exit_code": run.exit_code,
+        "outcome": run.outcome,
+        "wall_s": round(run.wall_s, 2),
+        "bound_s": round(run.bound_s, 1),
+        "peak_rss_mib": round(run.peak_rss_bytes / 2**20, 1),
+        "pddl_files": len(run.pddl_files),
+        "faults_fired": run.faults_fired,
+        "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in run.checks},
+    }
+
+
+def campaign(
+    seed: int,
+    runs: int,
+    names: Sequence[str],
+    out: Path,
+    *,
+    keep: bool = False,
+    only: int | None = None,
+    progress: Callable[[Run], None] | None = None,
+) -> list[Run]:
+    """Run the seeded schedule; folders of passing runs are removed unless `keep`."""
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    done = []
+    for planned in schedule(seed, runs, names):
+        if only is not None and planned.number != only:
+            continue
+        run = run_one(planned, out)
+        if run.passed and not keep:
+            folder = out / "runs" / f"{planned.number:04d}"
+            for extra in folder.parent.glob(f"{folder.name}-*"):
+                shutil.rmtree(extra, ignore_errors=True)
+            for sub in ("tmp", "pddl", "cache", "reports"):
+                shutil.rmtree(folder / sub, ignore_errors=True)
+            for name in ("stdout.txt", "stderr.txt", "report.json"):
+                (folder / name).unlink(missing_ok=True)
+        done.append(run)
+        if progress is not None:
+            progress(run)
+    return done
+
+
+def summary(runs: Sequence[Run], seed: int, wall_s: float) -> dict[str, Any]:
+    """The figures the table shows, as JSON."""
+    failures = Counter(c.name for run in runs for c in run.checks if not c.ok)
+    kinds: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        row = kinds.setdefault(
+            run.kind,
+            {"family": run.family, "runs": 0, "reached": 0, "outcomes": Counter(), "violations": 0},
+        )
+        row["runs"] += 1
+        row["reached"] += run.faults_fired is None or run.faults_fired > 0
+        row["outcomes"][run.outcome] += 1
+        row["violations"] += sum(not c.ok for c in run.checks)
+    return {
+        "seed": seed,
+        "runs": len(runs),
+        "passed": sum(run.passed for run in runs),
+        "outcomes": dict(Counter(run.outcome for run in runs)),
+        "violations": {name: failures.get(name, 0) for name in INVARIANTS},
+        "peak_rss_mib": round(max((r.peak_rss_bytes for r in runs), default=0) / 2**20, 1),
+        "longest_wall_s": round(max((r.wall_s for r in runs), default=0.0), 1),
+        "pddl_files_checked": sum(len(r.pddl_files) for r in runs),
+        "wall_s": round(wall_s, 1),
+        "kinds": {name: {**row, "outcomes": dict(row["outcomes"])} for name, row in kinds.items()},
+        "failed_runs": [run_record(r) for r in runs if not r.passed],
+    }
+
+
+def table(data: dict[str, Any]) -> str:
+    """The summary as a Markdown table a person reads (and pastes into a note)."""
+    lines = [
+        "| kind | family | runs | fault reached | outcomes | violations |",
+        "|---|---|---:|---:|---|---:|",
+    ]
+    for name, row in data["kinds"].items():
+        outcomes = ", ".join(f"{k} {v}" for k, v in sorted(row["outcomes"].items()))
+        lines.append(
+            f"| {name} | {row['family']} | {row['runs']} | {row['reached']} | {outcomes} "
+            f"| {row['violations']} |"
+        )
+    lines += ["", "| invariant | runs that broke it |", "|---|---:|"]
+    for name, label in TABLE_CHECKS.items():
+        lines.append(f"| {label} ({name}) | {data['violations'].get(name, 0)} |")
+    lines += [
+        "",
+        f"runs: {data['runs']}, all invariants held in {data['passed']}; "
+        f"outcomes: {', '.join(f'{k} {v}' for k, v in sorted(data['outcomes'].items()))}",
+        f"peak memory of a run (all its processes): {data['peak_rss_mib']} MiB; "
+        f"longest run {data['longest_wall_s']} s; PDDL files checked: "
+        f"{data['pddl_files_checked']}; wall time {data['wall_s']} s (seed {data['seed']})",
+    ]
+    return "\n".join(lines)
+
+
+def timed(function: Callable[[], list[Run]]) -> tuple[list[Run], float]:
+    started = time.monotonic()
+    result = function()
+    return result, time.monotonic() - started

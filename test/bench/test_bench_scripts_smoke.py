@@ -1,0 +1,76 @@
+"""Every script in benchmarks/ runs in CI in its smoke mode (`--smoke`), so none can rot.
+
+A smoke run is the script's own path end to end on the smallest input, with the scripted
+model server for a language model (never cached: the answer cache is not touched);
+its figures are not asserted (they mean nothing), only that it ran, printed its table
+and wrote what it writes. A script added to
+benchmarks/ without a smoke run here fails `test_every_script_has_a_smoke_run`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHMARKS = REPO / "benchmarks"
+HELPERS: set[str] = set()
+
+
+def smoke(script: str, tmp_path: Path, *extra: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--smoke", *extra],
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    return done.stdout
+
+
+def test_every_script_has_a_smoke_run() -> None:
+    scripts = {p.name for p in BENCHMARKS.glob("*.py")} - HELPERS
+    tested = {name for name in globals() if name.startswith("test_bench_")}
+    assert {f"test_{Path(s).stem}" for s in scripts} <= tested
+
+
+def test_bench_replanning(tmp_path: Path) -> None:
+    out = smoke("bench_replanning.py", tmp_path, "--json", "timings.json")
+    assert "ALL            pyperplan" in out and (tmp_path / "timings.json").is_file()
+
+
+def test_bench_replanning_on_a_domain_without_thing(tmp_path: Path) -> None:
+    registry = REPO / "test" / "data" / "typed_domain"
+    out = smoke("bench_replanning.py", tmp_path, env={"COWP_PDDL_DIR": str(registry)})
+    assert "water_bed" in out
+
+
+def test_bench_stand_ins(tmp_path: Path) -> None:
+    out = smoke("bench_stand_ins.py", tmp_path, "--plot", "roc.png")
+    assert "dev:" in out and "test:" in out and (tmp_path / "roc.png").is_file()
+
+
+def test_bench_llm_guided(tmp_path: Path) -> None:
+    out = smoke("bench_llm_guided.py", tmp_path, "--figure", "g.png", "--json", "g.json")
+    assert "llm_guided beam=1" in out and (tmp_path / "g.png").is_file()
+
+
+def test_bench_detector(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime", reason="the perception extra is not installed")
+    out = smoke("bench_detector.py", tmp_path, "--json", "d.json")
+    assert "| onnxruntime | 320 |" in out and (tmp_path / "d.json").is_file()
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_bench_graph(tmp_path: Path) -> None:
+    out = smoke("bench_graph.py", tmp_path)
+    assert "outcomes: completed" in out

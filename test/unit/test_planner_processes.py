@@ -1,0 +1,105 @@
+"""Planner workers never outlive the process that asked for the plan.
+
+The planners run in their own session (so a deadline can kill the whole group). Without
+more, a parent killed mid-plan left the worker searching at full CPU and its
+/tmp/cowp_pyperplan_* folder behind, and `cowp plan` under Ctrl-C waited for it. Each
+test marks its processes (`cowp_ros.chaos.processes`) and gives them a private TMPDIR,
+so that what is left afterwards is found exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cowp_ros.chaos import processes
+from cowp_ros.chaos.workspace import SLOW_TASK, write_slow_registry
+from cowp_ros.planning.fast_downward import is_available
+
+RUN_CLI = "import sys; from cowp_ros.cli import main; sys.exit(main())"
+SOLVE = """
+import sys
+from cowp_ros.planning import make_planner
+from cowp_ros.tasks import get_task
+make_planner(sys.argv[1]).solve(get_task("slow_pigeons").load(), 300)
+"""
+WORKER_OF = {"pyperplan": "pyperplan_worker", "fast_downward": "downward"}
+
+
+def _start(tmp_path: Path, args: list[str]) -> tuple[subprocess.Popen[bytes], str, Path]:
+    mark = uuid.uuid4().hex
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    env = {
+        **os.environ,
+        processes.MARK_ENV: mark,
+        "TMPDIR": str(private_tmp),
+        "COWP_PDDL_DIR": str(write_slow_registry(tmp_path / "tasks")),
+    }
+    child = subprocess.Popen(
+        [sys.executable, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    return child, mark, private_tmp
+
+
+def _nothing_left(mark: str, private_tmp: Path) -> None:
+    left = processes.wait_until_gone(mark, 10.0)
+    processes.kill_all(mark)
+    assert not left, f"left running: {left}"
+    deadline = time.monotonic() + 5
+    while any(private_tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(private_tmp.iterdir()), "temporary folders left behind"
+
+
+@pytest.mark.parametrize("planner", ["pyperplan", "fast_downward"])
+def test_a_killed_parent_takes_its_planner_along(tmp_path: Path, planner: str) -> None:
+    if planner == "fast_downward" and not is_available():
+        pytest.skip("up-fast-downward is not installed")
+    parent, mark, private_tmp = _start(tmp_path, ["-c", SOLVE, planner])
+    try:
+        worker = processes.wait_for(mark, WORKER_OF[planner], 60.0)
+        assert worker is not None, "the planner did not start"
+        time.sleep(0.5)  # well into the search
+        parent.kill()
+        parent.wait(timeout=10)
+        _nothing_left(mark, private_tmp)
+    finally:
+        parent.kill()
+        processes.kill_all(mark)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_cowp_plan_stopped_mid_plan_leaves_nothing(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    cli, mark, private_tmp = _start(
+        tmp_path, ["-c", RUN_CLI, "plan", SLOW_TASK, "--timeout", "300"]
+    )
+    try:
+        assert processes.wait_for(mark, "pyperplan_worker", 60.0) is not None
+        time.sleep(0.5)
+        cli.send_signal(sig)
+        started = time.monotonic()
+        _, err = cli.communicate(timeout=20)
+        assert time.monotonic() - started < 5, "the command waited for its planner"
+        assert cli.returncode == code, err.decode()
+        assert b"Traceback" not in err
+        _nothing_left(mark, private_tmp)
+    finally:
+        cli.kill()
+        processes.kill_all(mark)
+
+
+def test_the_deadline_still_stops_the_search(tmp_path: Path) -> None:
+    cli, mark, private_tmp = _start(tmp_path, ["-c", RUN_CLI, "plan", SLOW_TASK, "--timeout", "1"])
+    out, err = cli.communicate(timeout=60)
+    assert cli.returncode == 1 and b"no plan (timeout)" in out, err.decode()
+    _nothing_left(mark, private_tmp)
