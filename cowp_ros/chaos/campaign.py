@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.chaos import graph_faults  # noqa: F401  (registers the graph family)
 from cowp_ros.chaos.faults import REGISTRY, FaultContext, canary_for
 from cowp_ros.chaos.invariants import INVARIANTS, check_all
 from cowp_ros.chaos.record import Run
@@ -32,6 +33,7 @@ TABLE_CHECKS = {
     "clean_exit": "tracebacks/bad exits",
     "terminal_safe": "unsafe output",
     "bounded_memory": "memory over bound",
+    "kept_expectations": "graph: no result, slow cancel, flood over bound",
 }
 
 
@@ -125,9 +127,9 @@ def campaign(
             folder = out / "runs" / f"{planned.number:04d}"
             for extra in folder.parent.glob(f"{folder.name}-*"):
                 shutil.rmtree(extra, ignore_errors=True)
-            for sub in ("tmp", "pddl", "cache", "reports"):
+            for sub in ("tmp", "pddl", "cache", "reports", "logs"):
                 shutil.rmtree(folder / sub, ignore_errors=True)
-            for name in ("stdout.txt", "stderr.txt", "report.json"):
+            for name in ("stdout.txt", "stderr.txt", "report.json", "graph.json"):
                 (folder / name).unlink(missing_ok=True)
         done.append(run)
         if progress is not None:

@@ -13,7 +13,9 @@ it held, and the evidence when it did not.
 - no_secret: no API key anywhere in the output, the report or any file the run wrote;
 - nothing_left: no process of the run alive afterwards, no temporary file left;
 - bounded_memory: the run's processes together stayed under MAX_RSS_BYTES;
-- terminal_safe: output holds no escape or control characters, and is not huge.
+- terminal_safe: output holds no escape or control characters, and is not huge;
+- kept_expectations: a graph run's result arrived, its cancel was honoured within a
+  second, its flood cost at most its bound of questions.
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ def strict_report(run: Run) -> Check:
         return Check("strict_report", False, f"not strict JSON: {str(err)[:120]}")
     if not isinstance(data, dict) or not isinstance(data.get("outcome"), str):
         return Check("strict_report", False, "no outcome")
-    if not isinstance(data.get("events"), list):
+    events = data.get("events", (data.get("cowp") or {}).get("events"))  # the task manager's
+    if not isinstance(events, list):
         return Check("strict_report", False, "no events list")
     return Check("strict_report", True)
 
@@ -157,9 +160,10 @@ def nothing_left(run: Run) -> Check:
 
 @invariant
 def bounded_memory(run: Run) -> Check:
-    ok = run.peak_rss_bytes <= MAX_RSS_BYTES
+    bound = run.max_rss_bytes or MAX_RSS_BYTES
+    ok = run.peak_rss_bytes <= bound
     detail = f"{run.peak_rss_bytes / 2**20:.0f} MiB"
-    return Check("bounded_memory", ok, detail if ok else f"{detail} > {MAX_RSS_BYTES >> 20} MiB")
+    return Check("bounded_memory", ok, detail if ok else f"{detail} > {bound >> 20} MiB")
 
 
 @invariant
@@ -170,3 +174,22 @@ def terminal_safe(run: Run) -> Check:
     if found:
         return Check("terminal_safe", False, f"control character {found.group()!r} printed")
     return Check("terminal_safe", True)
+
+
+@invariant
+def kept_expectations(run: Run) -> Check:
+    """A graph run's own figures: a result arrived, a cancel was honoured in time, a
+    flood cost at most so many questions (nothing is expected of other runs)."""
+    seen = run.observed
+    for name, bound in run.expect.items():
+        value = seen.get(name)
+        if not isinstance(value, int | float):
+            return Check("kept_expectations", False, f"{name}: not measured")
+        if name == "result_arrived" and value < bound:
+            return Check("kept_expectations", False, "no result arrived")
+        if name != "result_arrived" and value > bound:
+            return Check("kept_expectations", False, f"{name} {value:g} > {bound:g}")
+        if name == "cancel_latency_s" and seen.get("outcome") != "canceled":
+            return Check("kept_expectations", False, f"canceled run ended {seen.get('outcome')}")
+    shown = ", ".join(f"{k} {seen[k]}" for k in run.expect if k in seen)
+    return Check("kept_expectations", True, shown)

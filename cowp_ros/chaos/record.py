@@ -52,6 +52,11 @@ class Scenario:
     kill_server_after: int | None = None
     trigger: Trigger | None = None
     note: str = ""
+    max_rss_bytes: int = 0
+    """What the run's processes together may hold (0: the invariants' default)."""
+    expect: dict[str, float] = field(default_factory=dict)
+    """Figures the run must keep (graph runs): `result_arrived` at least, and
+    `cancel_latency_s` and `questions` at most, the value given."""
 
     @property
     def bound_s(self) -> float:
@@ -96,6 +101,10 @@ class Run:
 
     outcome: str = ""
     """How it ended: the report's outcome, else what the exit code says (`read_outcome`)."""
+    max_rss_bytes: int = 0
+    expect: dict[str, float] = field(default_factory=dict)
+    observed: dict[str, Any] = field(default_factory=dict)
+    """What a graph run saw (its `graph.json`), and the questions the server got."""
 
     def read_outcome(self) -> str:
         """The report's outcome, else what the exit says (the runner stores it in `outcome`

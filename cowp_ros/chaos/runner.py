@@ -13,6 +13,7 @@ is killed and recorded as hung.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -166,6 +167,8 @@ def execute(
         secrets=secrets,
         canaries=canaries,
         note=scenario.note,
+        max_rss_bytes=scenario.max_rss_bytes,
+        expect=dict(scenario.expect),
     )
     stdout, stderr, total = bytearray(), bytearray(), [0]
     peak, stop = [0], threading.Event()
@@ -214,7 +217,15 @@ def execute(
     explicit = folder / "report.json"
     run.report_path = explicit if explicit.is_file() else (reports[-1] if reports else None)
     run.written_files = [
-        p for sub in ("reports", "cache") for p in sorted((folder / sub).rglob("*")) if p.is_file()
+        p
+        for sub in ("reports", "cache", "logs")
+        for p in sorted((folder / sub).rglob("*"))
+        if p.is_file()
     ] + ([explicit] if explicit.is_file() else [])
+    graph = folder / "graph.json"
+    if graph.is_file():
+        with contextlib.suppress(ValueError):
+            run.observed = json.loads(graph.read_text())
+    run.observed["questions"] = chats[0]
     run.outcome = run.read_outcome()
     return run

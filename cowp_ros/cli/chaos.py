@@ -1,14 +1,19 @@
-"""`cowp chaos`: inject faults into the command line and check what must always hold.
+"""`cowp chaos`: inject faults into the command line and the ROS graph, and check what
+must always hold.
 
     cowp chaos list                          the fault kinds
     cowp chaos run --seed 0 --runs 120       a seeded campaign; prints the table
+    cowp chaos run --family graph --runs 24  the graph's faults only (minutes a run)
 
 Each run starts `cowp` in its own process against a scripted OpenAI-compatible server on
 127.0.0.1 that answers, delays and fails as the run's fault kind says (or with a broken
 file, a bad value, a signal mid-plan), then checks the invariants: it ended within its
 bound, wrote a strict-JSON report where one is due, let no injected text into any PDDL a
 planner received, printed no key, left no process or temporary file, stayed within
-memory, printed nothing a terminal would execute. Exit code 0 when every run kept every
+memory, printed nothing a terminal would execute; a graph run (the sim nodes as
+processes, a task, a node killed, the camera silent, a flood of situations, a cancel in
+each phase, Ctrl-C to bringup) must also deliver its result, honour a cancel within a
+second, and keep a flood's questions bounded. Exit code 0 when every run kept every
 invariant, 4 when one did not (the failing runs' folders are kept under --out).
 """
 
@@ -25,7 +30,7 @@ EXIT_VIOLATED = 4
 
 
 def _list(args: argparse.Namespace) -> int:
-    from cowp_ros.chaos.faults import REGISTRY
+    from cowp_ros.chaos.campaign import REGISTRY
     from cowp_ros.chaos.invariants import INVARIANTS
 
     print("fault kinds:")
@@ -38,7 +43,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _names(args: argparse.Namespace) -> list[str]:
-    from cowp_ros.chaos.faults import REGISTRY
+    from cowp_ros.chaos.campaign import REGISTRY
 
     if args.kinds:
         names = [name.strip() for name in args.kinds.split(",") if name.strip()]
@@ -83,11 +88,23 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if data["passed"] == data["runs"] else EXIT_VIOLATED
 
 
+def _graph_run(args: argparse.Namespace) -> int:
+    from cowp_ros.ros.chaos_graph import graph_run
+
+    try:
+        spec = json.loads(args.spec)
+    except ValueError as err:
+        raise CowpError(f"--spec is not JSON: {err}") from None
+    if not isinstance(spec, dict):
+        raise CowpError("--spec must be a JSON object")
+    return graph_run(spec, args.out.resolve(), args.llm_url)
+
+
 def register(subparsers: Any) -> None:
     """Add `cowp chaos` and its subcommands."""
     parser = subparsers.add_parser(
         "chaos",
-        help="inject faults into the command line and check the invariants",
+        help="inject faults into the command line and the graph, and check the invariants",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -99,9 +116,18 @@ def register(subparsers: Any) -> None:
     run.add_argument("--seed", type=int, default=0, help="seed of the schedule (default 0)")
     run.add_argument("--runs", type=int, default=120, help="how many runs (default 120)")
     run.add_argument("--kinds", help="comma-separated fault kinds (default: all)")
-    run.add_argument("--family", choices=("llm", "cli"), help="only this family's kinds")
+    run.add_argument("--family", choices=("llm", "cli", "graph"), help="only this family's kinds")
     run.add_argument("--only", type=int, metavar="N", help="repeat only run number N")
     run.add_argument("--out", default="build/chaos", help="output folder (default build/chaos)")
     run.add_argument("--keep", action="store_true", help="keep every run's folder")
     run.add_argument("--quiet", action="store_true", help="no line per run")
     run.set_defaults(func=_run)
+    graph = commands.add_parser(
+        "graph-run",
+        help="one graph fault: bring up the sim nodes, run a task, break something "
+        "(what a graph run of the campaign executes)",
+    )
+    graph.add_argument("--spec", required=True, help="the fault, as JSON (see graph_faults)")
+    graph.add_argument("--out", required=True, type=Path, help="the run's folder")
+    graph.add_argument("--llm-url", required=True, help="the (scripted) model server's URL")
+    graph.set_defaults(func=_graph_run)

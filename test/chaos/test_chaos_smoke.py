@@ -43,3 +43,14 @@ def test_the_command_runs_one_seeded_run(
     assert code == 0, out
     assert "| interrupted_run | cli | 1 | 1 |" in out
     assert (tmp_path / "out" / "summary.json").is_file()
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_a_graph_run_keeps_every_invariant(tmp_path: Path) -> None:
+    """One graph fault for real (the sim nodes as processes, a node killed mid-task):
+    the graph family's runner cannot rot while the graph tests pass."""
+    run = run_one(Planned(1, "node_killed", "0:1:node_killed"), tmp_path)
+    broken = {c.name: c.detail for c in run.checks if not c.ok}
+    assert not broken, f"node_killed ({run.note}): {broken}"
+    assert run.observed["result_arrived"] == 1.0 and run.outcome == "aborted"

@@ -158,9 +158,38 @@ def test_a_report_that_cannot_be_written_is_caught_on_a_real_run(tmp_path: Path)
     assert b"cannot write the report" in run.stderr
 
 
+def test_a_graph_run_that_missed_its_expectations_breaks_kept_expectations(
+    tmp_path: Path,
+) -> None:
+    run = healthy(tmp_path)
+    run.expect = {"result_arrived": 1.0, "cancel_latency_s": 1.0}
+    run.observed = {"result_arrived": 1.0, "cancel_latency_s": 0.2, "outcome": "canceled"}
+    assert broken(run) == set()
+    for seen in (
+        {"result_arrived": 0.0, "cancel_latency_s": 0.2, "outcome": "canceled"},
+        {"result_arrived": 1.0, "cancel_latency_s": 2.5, "outcome": "canceled"},
+        {"result_arrived": 1.0, "cancel_latency_s": 0.2, "outcome": "completed"},
+        {"result_arrived": 1.0},
+    ):
+        run = healthy(tmp_path)
+        run.expect, run.observed = {"result_arrived": 1.0, "cancel_latency_s": 1.0}, seen
+        assert broken(run) == {"kept_expectations"}, seen
+    run = healthy(tmp_path)
+    run.expect, run.observed = {"questions": 120.0}, {"questions": 121}
+    assert broken(run) == {"kept_expectations"}
+
+
+def test_a_graph_run_may_hold_more_memory_when_its_scenario_says(tmp_path: Path) -> None:
+    run = healthy(tmp_path)
+    run.peak_rss_bytes = 900 * 2**20
+    assert "bounded_memory" in broken(run)
+    run.max_rss_bytes = 2 * 2**30
+    assert "bounded_memory" not in broken(run)
+
+
 def test_every_invariant_is_exercised_here() -> None:
     tested = {
         "ended_in_time", "clean_exit", "strict_report", "no_injection", "no_secret",
-        "nothing_left", "bounded_memory", "terminal_safe",
+        "nothing_left", "bounded_memory", "terminal_safe", "kept_expectations",
     }  # fmt: skip
     assert set(INVARIANTS) == tested

@@ -43,6 +43,9 @@ class TaskResult:
     explanation: str
     report_path: str = ""
     feedback: list[RunTask.Feedback] = field(default_factory=list)
+    delivered: bool = True
+    """False when the task manager sent no result (gone, or past the wait): the client
+    made this one up, with why."""
 
 
 def step_text(step) -> str:
@@ -160,4 +163,6 @@ class TaskClient:
             self.executor.spin_once(timeout_sec=0.1)
 
     def _aborted(self, why: str) -> TaskResult:
-        return TaskResult(Outcome.ABORTED, False, [], [], why, feedback=list(self._feedback))
+        return TaskResult(
+            Outcome.ABORTED, False, [], [], why, feedback=list(self._feedback), delivered=False
+        )
