@@ -55,10 +55,15 @@ def graph_scenario(
     **options: object,
 ) -> Scenario:
     spec = {"kind": kind, **options}
+    # A graph of its own: another run's nodes (or anybody's on this machine) on the same
+    # DDS domain would answer its goals.
+    env = {"ROS_DOMAIN_ID": str(120 + ctx.rng.randrange(100)),
+           "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}  # fmt: skip
     return Scenario(
         args=["chaos", "graph-run", "--out", "{folder}", "--llm-url", "{url}",
               "--spec", json.dumps(spec)],
         responder=responder,
+        env=env,
         report=True,
         waits_s=GRAPH_BOUND_S,
         max_rss_bytes=GRAPH_RSS_BYTES,
