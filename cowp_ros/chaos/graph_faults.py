@@ -57,7 +57,7 @@ def graph_scenario(
     spec = {"kind": kind, **options}
     # A graph of its own: another run's nodes (or anybody's on this machine) on the same
     # DDS domain would answer its goals.
-    env = {"ROS_DOMAIN_ID": str(120 + ctx.rng.randrange(100)),
+    env = {"ROS_DOMAIN_ID": str(1 + ctx.rng.randrange(100)),  # 1..100: safe on Linux
            "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}  # fmt: skip
     return Scenario(
         args=["chaos", "graph-run", "--out", "{folder}", "--llm-url", "{url}",
