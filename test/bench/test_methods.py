@@ -19,13 +19,12 @@ SIX = {"cowp", "cw", "ek", "lmzsp", "progprompt", "inner_monologue"}
 
 
 def context(model: ScriptedModel | None = None, seed: int = 0) -> MethodContext:
-    spec, _, annotation = fill_cup()
+    spec, _, _ = fill_cup()
     return MethodContext(
         spec=spec,
         planner=make_planner("pyperplan"),
         model=MeteredModel(model) if model else None,
         seed=seed,
-        annotation=annotation,
     )
 
 
@@ -39,10 +38,10 @@ def test_the_six_methods_are_discovered_with_their_protocol() -> None:
 
 def test_cw_completes_without_situations_and_cannot_handle_one() -> None:
     quiet = episode()
-    registry.discover()["cw"](context()).run(quiet)
+    registry.discover()["cw"](context()).run(quiet.view())
     assert quiet.record.completed
     dirty = episode(DIRTY_CUP)
-    registry.discover()["cw"](context()).run(dirty)
+    registry.discover()["cw"](context()).run(dirty.view())
     assert not dirty.record.completed and "failed 3 times" in dirty.record.gave_up
 
 
@@ -61,7 +60,7 @@ def test_cowp_replaces_a_dirty_cup_with_a_bowl_and_counts_its_calls() -> None:
     model = cowp_model()
     ctx = context(model)
     ep = episode(DIRTY_CUP)
-    registry.discover()["cowp"](ctx).run(ep)
+    registry.discover()["cowp"](ctx).run(ep.view())
     assert ep.record.completed, ep.record
     assert ep.record.substitutions == ["bowl as cup"]
     assert ctx.model is not None and ctx.model.usage.calls == model.usage.calls > 0
@@ -87,7 +86,7 @@ def test_ek_uses_its_knowledge_only_for_covered_kinds() -> None:
     for seed in range(12):
         method = registry.discover()["ek"](context(seed=seed))
         ep = episode(DIRTY_CUP)
-        method.run(ep)
+        method.run(ep.view())
         outcomes["cup" in method.covered] = ep.record.completed
     assert outcomes == {True: True, False: False}
 
@@ -105,7 +104,7 @@ def test_lmzsp_maps_free_text_steps_to_admissible_actions_and_runs_open_loop() -
     model = ScriptedModel(completions=[(rf"Step {i + 1}:$", text) for i, text in enumerate(steps)])
     method = registry.discover()["lmzsp"](context(model))
     ep = episode()
-    method.run(ep)
+    method.run(ep.view())
     assert [s.action for s in method.plan] == [
         "find_faucet", "turnon_faucet", "find_cup", "hold_cup", "fill_cup", "place_cup"
     ]  # fmt: skip
@@ -123,7 +122,7 @@ def test_progprompt_follows_an_assertion_to_its_stand_in() -> None:
     wash('cup_1')"""
     method = registry.discover()["progprompt"](context(ScriptedModel(completions=[(".", program)])))
     ep = episode(DIRTY_CUP)
-    method.run(ep)
+    method.run(ep.view())
     assert method.program.skipped == ["wash('cup_1')"]
     assert ep.record.completed and ep.record.substitutions == ["bowl as cup"]
 
@@ -156,7 +155,7 @@ def test_inner_monologue_sees_the_situation_and_the_feedback() -> None:
     )
     method = registry.discover()["inner_monologue"](context(model))
     ep = episode(DIRTY_CUP)
-    method.run(ep)
+    method.run(ep.view())
     assert "Scene: the cup is dirty." in method.monologue
     assert ep.record.completed, method.monologue
     # the robot's skills are the task's own actions over their kinds, never the variants
