@@ -1,4 +1,4 @@
-"""Plan Monitor calibration (issue 7): benign situations, scored decisions, thresholds.
+"""Plan Monitor calibration: benign situations, scored decisions, thresholds.
 
 See `situations` (the items and their fixed split), `scoring` (how a variant turns
 answers into a score), `thresholds` (choosing where to cut), `evaluation` (scoring a

@@ -31,7 +31,7 @@ from cowp_ros.resources import share_path
 
 CONFIG_ENV = "COWP_MONITOR_CALIBRATION"
 HEADER = """\
-# Plan Monitor calibration (issue 7), written by `cowp monitor eval --tune`.
+# Plan Monitor calibration, written by `cowp monitor eval --tune`.
 # Per model (the name the LLM server reports): the scoring variant and the threshold
 # chosen on the dev split (blocked when score >= threshold; scores are log-odds of
 # "blocked"). A model without an entry keeps the plain yes/no answer. Read by
@@ -137,12 +137,12 @@ def write_calibration(
 
 
 def tuned_on_record(
-    split: str, seed: str, point: Mapping[str, Any], meets_goal: bool, auc: float
+    split: str, split_by: str, point: Mapping[str, Any], meets_goal: bool, auc: float
 ) -> dict[str, Any]:
     """The `tuned_on` block: what the threshold was chosen on and what it did there."""
     return {
         "split": split,
-        "split_seed": seed,
+        "split_by": split_by,
         **point,
         "auc": round(auc, 4),
         "meets_goal": meets_goal,

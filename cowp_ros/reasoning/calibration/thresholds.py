@@ -1,6 +1,6 @@
 """Choosing a threshold on scores: recall on blockers against false alarms on benign.
 
-The goal of issue 7 is at most 10 % false alarms at 90 % recall or more. A threshold
+The calibration goal is at most 10 % false alarms at 90 % recall or more. A threshold
 that meets both is preferred; among those (and, when none does, among all) the one with
 the largest recall minus false-alarm rate (Youden's J) wins, ties going to the higher
 threshold (fewer false alarms). Thresholds are midpoints between adjacent distinct
