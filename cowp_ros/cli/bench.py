@@ -384,14 +384,18 @@ def _write_provenance(out: Path, seconds: float, ran: int, jobs: int) -> None:
             done = subprocess.run(
                 ["git", *cmd], cwd=REPO, capture_output=True, text=True, timeout=20, check=False
             )
-            return done.stdout.strip()
+            return done.stdout
         except (OSError, subprocess.SubprocessError):
             return ""
 
     record = {
         "command": "cowp " + shlex.join(sys.argv[1:]) if sys.argv else "",
-        "commit": git("rev-parse", "HEAD"),
-        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "commit": git("rev-parse", "HEAD").strip(),
+        # tracked files that differed from the commit when the run ended (a reader can see
+        # whether any of them is code the run used)
+        "uncommitted": sorted(
+            line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()
+        ),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "run_seconds": round(seconds, 1),
         "pairs_run": ran,
