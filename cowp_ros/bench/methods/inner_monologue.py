@@ -5,7 +5,10 @@ text that must be parsed; every skill the robot has is scored as the continuatio
 monologue, log P(skill | prompt) from the model's token log-probabilities
 (`cowp_ros.reasoning.skill_scoring`), and the robot does the best-scored skill among
 those it can do now (SayCan's affordance: the step's preconditions hold in the state the
-robot believes it is in, after its own successful steps). "done" is a skill too.
+robot believes it is in, after its own successful steps). "done" is not offered: the
+trial ends by itself when the goal holds, and on the dev tasks the two-token "done"
+out-scored every longer skill (SayCan's sum of log-probabilities favours short skills)
+before the first step or right after it.
 
 The skills are the admissible actions (`_common`): the task's actions over the objects
 present, plus one-argument swaps to another object of the same kind of thing, which is
@@ -20,8 +23,7 @@ The monologue carries Inner Monologue's three kinds of feedback:
 
 One demonstration episode (a task outside the benchmark) shows the format, including a
 failure, putting the failed object down, and a recovery with another object. It stops
-when the goal is reached, when "done" scores best (then it gives up, as the goal does
-not hold), or after `3 * closed-world plan length + 6` actions.
+when the goal is reached or after `3 * closed-world plan length + 6` actions.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ from cowp_ros.errors import CowpError
 from cowp_ros.reasoning.action_text import ActionPhrases, noun, object_type
 from cowp_ros.reasoning.skill_scoring import best_skill
 
-DONE = "done"
 DEMONSTRATION = (
     "Task: watering the plant on the desk.\n"
     "Scene: watering can, jug, faucet, desk, plant, spoon, shelf.\n"
@@ -96,7 +97,7 @@ class InnerMonologue:
         for _ in range(budget):
             choice = self._choose(header, skills, believed)
             if choice is None:
-                episode.give_up("the model chose 'done', but the goal does not hold")
+                episode.give_up("no skill can be done now")
                 return
             self.monologue.append(f"Robot: {choice.text}.")
             outcome = episode.execute(choice.step)
@@ -113,14 +114,14 @@ class InnerMonologue:
     def _choose(
         self, header: str, skills: list[Admissible], believed: BelievedState
     ) -> Admissible | None:
-        """The best-scored skill the robot can do now; None when "done" wins."""
+        """The best-scored skill the robot can do now; None when it can do none."""
         possible = [s for s in skills if believed.affords(s.step)]
+        if not possible:
+            return None
         prompt = DEMONSTRATION + "\n" + header + "".join(f"{m}\n" for m in self.monologue)
-        options = [f" {s.text}." for s in possible] + [f" {DONE}."]
+        options = [f" {s.text}." for s in possible]
         scored = best_skill(self.model, prompt + "Robot:", options)  # type: ignore[arg-type]
         self.calls.append(scored.calls)
-        if scored.index == len(possible):
-            return None
         return possible[scored.index]
 
     def trace(self) -> list[str]:

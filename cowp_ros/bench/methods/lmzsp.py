@@ -1,7 +1,7 @@
 """Language Models as Zero-Shot Planners (LMZSP; Huang et al., ICML 2022).
 
-The model writes the plan one step at a time in free text after one demonstration
-("Task: ... Step 1: ..."), the most similar of a few household tasks outside the
+The model writes the plan one step at a time in free text after demonstrations
+("Task: ... Step 1: ..."): the three most similar of five household tasks outside the
 benchmark, chosen by sentence embedding as the paper chooses its example. Each step is
 translated to the admissible action nearest in meaning by sentence-embedding similarity
 (all-MiniLM-L6-v2, a Sentence-BERT model like the paper's Sentence-RoBERTa; see
@@ -27,7 +27,7 @@ from cowp_ros.bench.view import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
 from cowp_ros.reasoning.action_text import ActionPhrases
-from cowp_ros.reasoning.embeddings import Embedder, default_embedder, nearest
+from cowp_ros.reasoning.embeddings import Embedder, default_embedder, similarities
 
 MAX_STEPS = 16
 SYSTEM = (
@@ -65,21 +65,30 @@ DEMONSTRATIONS = (
         "pot; walk to the table; place the bowl on the table",
     ),
 )
-"""Household tasks outside the benchmark, one simple action a step; the one most similar
-to the task (by sentence embedding) is the demonstration, as the paper selects its
+"""Household tasks outside the benchmark, one simple action a step; the most similar to
+the task (by sentence embedding) are the demonstrations, as the paper selects its
 example. Chosen on the dev tasks: with one fixed five-step example the model wrote
-compound steps ("turn the faucet on to fill the cup") and said "done" after two."""
+compound steps ("turn the faucet on to fill the cup") and said "done" after two; with
+the single most similar one it still said "done" before holding or placing the cup."""
 
 
-def demonstration(task: str, embedder: Embedder | None = None) -> str:
-    """The most similar demonstration, written as the prompt shows a plan."""
+EXAMPLES = 3
+"""How many demonstrations the prompt shows, most similar last (next to the task)."""
+
+
+def demonstration(task: str, embedder: Embedder | None = None, count: int = EXAMPLES) -> str:
+    """The `count` most similar demonstrations, written as the prompt shows a plan."""
     embedder = embedder or default_embedder()
-    best = nearest(embedder, task, [d for d, _ in DEMONSTRATIONS]).index
-    description, steps = DEMONSTRATIONS[best]
-    lines = [f"Task: {description}"]
-    parts = [s.strip() for s in steps.split(";")]
-    lines += [f"Step {i}: {s}" for i, s in enumerate([*parts, "done"], start=1)]
-    return "\n".join(lines) + "\n"
+    scores = similarities(embedder, task, [d for d, _ in DEMONSTRATIONS])
+    chosen = sorted(range(len(DEMONSTRATIONS)), key=lambda i: float(scores[i]))[-count:]
+    blocks = []
+    for index in chosen:
+        description, steps = DEMONSTRATIONS[index]
+        parts = [s.strip() for s in steps.split(";")]
+        lines = [f"Task: {description}"]
+        lines += [f"Step {i}: {s}" for i, s in enumerate([*parts, "done"], start=1)]
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
 
 
 def first_line(text: str) -> str:
