@@ -88,6 +88,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tasks", default="", help="comma-separated tasks (default: every dataset task)"
     )
+    parser.add_argument(
+        "--split",
+        choices=("all", "dev", "test"),
+        default="all",
+        help="only the dev or the test tasks (pddl/tasks.yaml split; default all)",
+    )
     parser.add_argument("--trials", type=int, default=3, help="trials per task (default 3)")
     parser.add_argument(
         "--protocol",
@@ -209,6 +215,10 @@ def _tasks(args: argparse.Namespace, dataset: SituationDataset) -> list[TaskSpec
         missing = [s.name for s in specs if s.dataset_id not in ids]
         if missing:
             raise CowpError(f"no dataset situations for task(s): {', '.join(missing)}")
+    if args.split != "all":
+        if args.tasks:
+            raise CowpError("give --tasks or --split, not both")
+        specs = [s for s in specs if s.split == args.split]
     return specs
 
 

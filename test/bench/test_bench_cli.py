@@ -77,8 +77,10 @@ def test_kept_evidence_rebuilds_the_same_table_from_the_archive(
 
 def test_the_conference_protocol_has_one_situation_a_trial(tmp_path: Path) -> None:
     assert bench(tmp_path, "--methods", "cw", "--trials", "4", "--protocol", "conference",
-                 "--no-plots") == 0  # fmt: skip
-    for path in (tmp_path / "out" / "trials" / "cw").glob("*.json"):
+                 "--split", "test", "--no-plots") == 0  # fmt: skip
+    paths = list((tmp_path / "out" / "trials" / "cw").glob("*.json"))
+    assert {p.name.rsplit("-", 1)[0] for p in paths} == {"plate_to_sink", "pour_coke", "eat_burger"}
+    for path in paths:
         assert len(json.loads(path.read_text())["situations"]) == 1
 
 
