@@ -228,7 +228,9 @@ class ExternalKnowledge:
             changed = edits.keep_objects(task, [o for o in task.problem_object_names if o != obj])
             present = {task.objects[o] for o in changed.problem_object_names}
             for new_kind in self.substitutes[kind]:
-                if new_kind not in present:
+                # a stand-in of the same sort of thing only (an item for an item): GPT-3
+                # offers a pan for the table, which no action of the table's role can take
+                if new_kind not in present or task.types.get(new_kind) != task.types.get(kind):
                     continue
                 for action in role_actions(changed, kind, list(task.actions)):
                     changed, _ = edits.add_action_variant(changed, action, kind, new_kind)
