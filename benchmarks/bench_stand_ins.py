@@ -1,14 +1,21 @@
 """How well the Knowledge Acquirer's role question tells acceptable stand-ins apart.
 
 For every role the judge files (`benchmarks/annotations/`) list, every kind of object
-the task's full pool could offer as a stand-in is put to the acquirer's role question
+the task's house could offer as a stand-in is put to the acquirer's role question
 ("Can a mug be used instead of the burger, in the task of ...?") through
 `KnowledgeAcquirer.assess` with no action questions: exactly what COWP asks first. The
-judge files say which answers should be yes. Tasks are split in two: the dev tasks chose
-`ROLE_THRESHOLD`, the test tasks only report. Printed per split: AUC of P(yes), and how
-many acceptable and unacceptable stand-ins pass at each threshold; a ROC plot goes to
-`--plot`. The arithmetic is the monitor calibration's (`calibration.thresholds`), with
-"acceptable" in the place of "blocking".
+judge files say which answers should be yes: a kind accepted in every action of the
+role (a broom, accepted to clean but not to be plugged in, cannot take the vacuum's
+role). Tasks are split as the project splits them (`cowp_ros.tasks.split_tasks`): the
+threshold is chosen on the dev tasks (`choose`: among the reported thresholds
+`THRESHOLDS`, the largest share of acceptable minus share of unacceptable stand-ins
+passed, ties to the higher), the test tasks only report. The candidates are that coarse
+grid on purpose: the dev tasks have 7 acceptable stand-ins, and a 0.01 grid picks 0.87
+for one of them (7/7 acceptable, but 35 of 204 unacceptable passed instead of 16): a
+choice made by one item, not by the decision. Printed per split: AUC of P(yes), and
+how many acceptable and unacceptable stand-ins pass at each threshold; a ROC plot goes
+to `--plot`. The arithmetic is the monitor calibration's (`calibration.thresholds`),
+with "acceptable" in the place of "blocking".
 
     .venv/bin/python benchmarks/bench_stand_ins.py [--llm-url URL --llm-model NAME]
     .venv/bin/python benchmarks/bench_stand_ins.py --smoke --plot /tmp/roc.png   # CI
@@ -24,15 +31,19 @@ from pathlib import Path
 
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
-from cowp_ros.cowp.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
+from cowp_ros.cowp.acquirer import (
+    ROLE_THRESHOLD,
+    KnowledgeAcquirer,
+    candidate_types,
+    role_actions,
+)
 from cowp_ros.cowp.calibration.thresholds import auc, curve, operating_point
 from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.tasks import TaskSpec, all_tasks
+from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
-DEV_TASKS = ("fill_cup", "clean_area", "set_table")
-TEST_TASKS = ("plate_to_sink", "pour_coke", "eat_burger")
 THRESHOLDS = (0.8, 0.85, 0.88, 0.9, 0.92, 0.94)
+"""The thresholds reported, and the candidates `choose` picks among."""
 
 
 @dataclass(frozen=True)
@@ -47,12 +58,13 @@ class Judged:
 
 def judge_task(model: LanguageModel, spec: TaskSpec, annotation: TaskAnnotation) -> list[Judged]:
     """The role question for every (role, candidate kind) of one task."""
-    task = spec.load()
+    task = spec.load_house()
     acquirer = KnowledgeAcquirer(model, ActionPhrases(spec.phrases))
     rows = []
-    for role, acceptable in sorted(annotation.acceptable.items()):
+    for role in sorted(annotation.stand_ins):
         if role not in task.types:
             continue
+        acceptable = annotation.accepted_for_role(role, role_actions(task, role))
         for candidate, example in candidate_types(task, role):
             assessment = acquirer.assess(task, role, [], candidate, example, spec.description)
             (question,) = assessment.questions
@@ -72,6 +84,17 @@ def judge_task(model: LanguageModel, spec: TaskSpec, annotation: TaskAnnotation)
 def scored(rows: list[Judged]) -> tuple[list[float], list[bool]]:
     """(P(yes), acceptable) per stand-in, for `calibration.thresholds` (True = positive)."""
     return [r.p_yes or 0.0 for r in rows], [r.acceptable for r in rows]
+
+
+def choose(rows: list[Judged]) -> float:
+    """The threshold the dev rows call for: see the module docstring."""
+    scores, labels = scored(rows)
+
+    def youden(threshold: float) -> float:
+        point = operating_point(scores, labels, threshold)
+        return point.recall - point.false_alarm_rate
+
+    return max(THRESHOLDS, key=lambda t: (round(youden(t), 9), t))
 
 
 def summary(rows: list[Judged], name: str) -> list[str]:
@@ -129,9 +152,9 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help=f"one task a split; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args()
-    tasks = (("dev", DEV_TASKS), ("test", TEST_TASKS))
+    tasks = list(split_tasks().items())
     if args.smoke:
-        tasks = (("dev", DEV_TASKS[:1]), ("test", TEST_TASKS[:1]))
+        tasks = [(split, names[:1]) for split, names in tasks]
     try:
         annotations = load_annotations()
         specs = all_tasks()
@@ -152,6 +175,15 @@ def main() -> int:
         return 1
     for name, rows in splits.items():
         print("\n".join(summary(rows, name)))
+    chosen = choose(splits["dev"])
+    print(f"chosen on the dev tasks: P(yes) >= {chosen:.2f} (deployed: {ROLE_THRESHOLD})")
+    for name, rows in splits.items():
+        point = operating_point(*scored(rows), chosen)
+        pos, neg = point.n_blocking, point.n_benign
+        print(
+            f"  {name} at {chosen:.2f}: {round(point.recall * pos)}/{pos} acceptable, "
+            f"{round(point.false_alarm_rate * neg)}/{neg} unacceptable passed"
+        )
     plot(splits, args.plot, f"role question, {label}")
     print(f"plot: {args.plot}")
     return 0

@@ -55,6 +55,7 @@ from cowp_ros.llm.completion import (
     p_yes,
     parse_chat_reply,
     parse_model_ids,
+    parse_next_tokens_reply,
 )
 from cowp_ros.llm.language_model import Choice, Example, Usage, YesNo
 from cowp_ros.llm.settings import LLMSettings, scrub
@@ -306,6 +307,39 @@ class OpenAICompatibleModel:
         text = self._chat(messages, max_tokens=max_tokens, logprobs=False).text
         self._store("complete", key, {"text": text})
         return text
+
+    def next_tokens(self, prompt: str, *, top: int = 20) -> list[tuple[str, float]]:
+        """The `top` most likely next tokens after a raw text `prompt`, with log-probs.
+
+        A plain completion (no chat template), one output token: what SayCan-style
+        scoring of a fixed set of skills needs (`cowp_ros.bench.skill_scoring` walks the
+        skills' words with it). Cached like every other answer.
+        """
+        key = {"prompt": prompt, "top": top, "method": "completion-top-logprobs"}
+        hit = self._cached("next_tokens", key)
+        if hit is not None and isinstance(hit.get("top"), list):
+            return [(str(token), float(lp)) for token, lp in hit["top"]]
+        payload = {
+            "model": self.name,
+            "prompt": prompt,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": top,
+        }
+        started = time.monotonic()
+        exchange = self._request("POST", "/completions", payload)
+        try:
+            reply = parse_next_tokens_reply(exchange.body)
+        except ReplyError as err:
+            raise self._garbage(str(err)) from None
+        with self._usage_lock:
+            self.usage.seconds += time.monotonic() - started
+            self.usage.calls += 1
+            self.usage.prompt_tokens += reply.prompt_tokens
+            self.usage.completion_tokens += reply.completion_tokens
+        found = [(alt.token, alt.logprob) for alt in reply.top[:top]]
+        self._store("next_tokens", key, {"top": [list(pair) for pair in found]})
+        return found
 
     # --- batching helpers ----------------------------------------------------------
 

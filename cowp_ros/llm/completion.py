@@ -134,6 +134,37 @@ def parse_chat_reply(body: bytes, *, max_tokens: int) -> ChatReply:
     )
 
 
+def parse_next_tokens_reply(body: bytes) -> ChatReply:
+    """Validate a plain `/completions` body asked for one token with log-probabilities:
+    the first token's alternatives, in the chat layout llama.cpp sends
+    (`logprobs.content[0].top_logprobs`) or OpenAI's legacy one
+    (`logprobs.top_logprobs[0]`, token -> log-probability)."""
+    data = decode_json(body)
+    if not isinstance(data, dict):
+        raise ReplyError(f"the reply is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ReplyError("the reply has no choices")
+    logprobs = choices[0].get("logprobs")
+    top, note = _first_token_alternatives(logprobs)
+    if not top and isinstance(logprobs, dict) and isinstance(logprobs.get("top_logprobs"), list):
+        legacy = logprobs["top_logprobs"][:1]
+        if legacy and isinstance(legacy[0], dict):
+            pairs = [{"token": token, "logprob": value} for token, value in legacy[0].items()]
+            alternatives = [_alternative(entry) for entry in pairs[:MAX_ALTERNATIVES]]
+            top = tuple(alt for alt in alternatives if alt is not None)
+    if not top:
+        raise ReplyError(f"the completion has no usable log-probabilities ({note or 'none'})")
+    found = data.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    return ChatReply(
+        text="",
+        top=top,
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+
 def parse_model_ids(body: bytes) -> list[str]:
     """The model ids of a `/models` reply (text ids only, cleaned)."""
     data = decode_json(body)

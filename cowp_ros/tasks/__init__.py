@@ -8,6 +8,7 @@ from cowp_ros.tasks.registry import (
     describe_tasks,
     get_task,
     pddl_dir,
+    split_tasks,
     task_names,
     tasks_for_dataset,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "describe_tasks",
     "get_task",
     "pddl_dir",
+    "split_tasks",
     "task_names",
     "tasks_for_dataset",
 ]

@@ -74,3 +74,8 @@ def test_bench_detector(tmp_path: Path) -> None:
 def test_bench_graph(tmp_path: Path) -> None:
     out = smoke("bench_graph.py", tmp_path)
     assert "outcomes: completed" in out
+
+
+def test_bench_step_mapping(tmp_path: Path) -> None:
+    out = smoke("bench_step_mapping.py", tmp_path)
+    assert "all-MiniLM-L6-v2" in out and "/2 =" in out
