@@ -1,14 +1,18 @@
 """How well the Knowledge Acquirer's role question tells acceptable stand-ins apart.
 
 For every role the judge files (`benchmarks/annotations/`) list, every kind of object
-the task's full pool could offer as a stand-in is put to the acquirer's role question
+the task's house could offer as a stand-in is put to the acquirer's role question
 ("Can a mug be used instead of the burger, in the task of ...?") through
 `KnowledgeAcquirer.assess` with no action questions: exactly what COWP asks first. The
-judge files say which answers should be yes. Tasks are split in two: the dev tasks chose
-`ROLE_THRESHOLD`, the test tasks only report. Printed per split: AUC of P(yes), and how
-many acceptable and unacceptable stand-ins pass at each threshold; a ROC plot goes to
-`--plot`. The arithmetic is the monitor calibration's (`calibration.thresholds`), with
-"acceptable" in the place of "blocking".
+judge files say which answers should be yes: a kind accepted in every action of the
+role (a broom, accepted to clean but not to be plugged in, cannot take the vacuum's
+role). Tasks are split as the project splits them (`cowp_ros.tasks.split_tasks`): the
+threshold is chosen on the dev tasks (`choose`: the largest share of acceptable minus
+share of unacceptable stand-ins passed, on a 0.01 grid, ties to the higher threshold),
+the test tasks only report. Printed per split: AUC of P(yes), and how many acceptable
+and unacceptable stand-ins pass at each threshold; a ROC plot goes to `--plot`. The
+arithmetic is the monitor calibration's (`calibration.thresholds`), with "acceptable" in
+the place of "blocking".
 
     .venv/bin/python benchmarks/bench_stand_ins.py [--llm-url URL --llm-model NAME]
 """
@@ -21,15 +25,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
-from cowp_ros.cowp.acquirer import ROLE_THRESHOLD, KnowledgeAcquirer, candidate_types
+from cowp_ros.cowp.acquirer import (
+    ROLE_THRESHOLD,
+    KnowledgeAcquirer,
+    candidate_types,
+    role_actions,
+)
 from cowp_ros.cowp.calibration.thresholds import auc, curve, operating_point
 from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.tasks import TaskSpec, all_tasks
+from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
-DEV_TASKS = ("fill_cup", "clean_area", "set_table")
-TEST_TASKS = ("plate_to_sink", "pour_coke", "eat_burger")
 THRESHOLDS = (0.8, 0.85, 0.88, 0.9, 0.92, 0.94)
+GRID = tuple(round(0.5 + i / 100, 2) for i in range(50))  # 0.50 ... 0.99
 
 
 @dataclass(frozen=True)
@@ -44,12 +52,13 @@ class Judged:
 
 def judge_task(model: LanguageModel, spec: TaskSpec, annotation: TaskAnnotation) -> list[Judged]:
     """The role question for every (role, candidate kind) of one task."""
-    task = spec.load()
+    task = spec.load_house()
     acquirer = KnowledgeAcquirer(model, ActionPhrases(spec.phrases))
     rows = []
-    for role, acceptable in sorted(annotation.acceptable.items()):
+    for role in sorted(annotation.stand_ins):
         if role not in task.types:
             continue
+        acceptable = annotation.accepted_for_role(role, role_actions(task, role))
         for candidate, example in candidate_types(task, role):
             assessment = acquirer.assess(task, role, [], candidate, example, spec.description)
             (question,) = assessment.questions
@@ -69,6 +78,17 @@ def judge_task(model: LanguageModel, spec: TaskSpec, annotation: TaskAnnotation)
 def scored(rows: list[Judged]) -> tuple[list[float], list[bool]]:
     """(P(yes), acceptable) per stand-in, for `calibration.thresholds` (True = positive)."""
     return [r.p_yes or 0.0 for r in rows], [r.acceptable for r in rows]
+
+
+def choose(rows: list[Judged]) -> float:
+    """The threshold the dev rows call for: see the module docstring."""
+    scores, labels = scored(rows)
+
+    def youden(threshold: float) -> float:
+        point = operating_point(scores, labels, threshold)
+        return point.recall - point.false_alarm_rate
+
+    return max(GRID, key=lambda t: (round(youden(t), 9), t))
 
 
 def summary(rows: list[Judged], name: str) -> list[str]:
@@ -119,7 +139,8 @@ def plot(splits: dict[str, list[Judged]], path: Path, title: str) -> None:
 def main() -> int:
     from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
     from cowp_ros.errors import CowpError
-    from cowp_ros.llm.endpoint import open_model
+    from cowp_ros.llm.client import OpenAICompatibleModel
+    from cowp_ros.llm.endpoint import llm_endpoint
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plot", type=Path, default=Path("build/stand_ins_roc.png"))
@@ -129,18 +150,26 @@ def main() -> int:
         annotations = load_annotations()
         specs = all_tasks()
         splits: dict[str, list[Judged]] = {"dev": [], "test": []}
-        with open_model(settings_from_args(args)) as model:
-            for split, names in (("dev", DEV_TASKS), ("test", TEST_TASKS)):
+        with llm_endpoint(settings_from_args(args)) as settings:
+            model = OpenAICompatibleModel(settings)
+            for split, names in split_tasks().items():
                 for name in names:
                     rows = judge_task(model, specs[name], annotations[name])
                     splits[split].extend(rows)
                     print(f"{split} {name}: {len(rows)} stand-ins judged", file=sys.stderr)
-            label = model.name or "model"
+            label = settings.model or "model"
     except CowpError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     for name, rows in splits.items():
         print("\n".join(summary(rows, name)))
+    chosen = choose(splits["dev"])
+    test = operating_point(*scored(splits["test"]), chosen)
+    print(
+        f"chosen on the dev tasks: P(yes) >= {chosen:.2f} (deployed: {ROLE_THRESHOLD}); on the "
+        f"test tasks it passes {test.recall:.0%} of acceptable and {test.false_alarm_rate:.0%} "
+        "of unacceptable stand-ins"
+    )
     plot(splits, args.plot, f"role question, {label}")
     print(f"plot: {args.plot}")
     return 0

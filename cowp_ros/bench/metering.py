@@ -2,14 +2,17 @@
 
 Every method talks to the same client so that they share the answer cache and the
 server; `MeteredModel` forwards each question and adds the client's usage delta to its
-own counter, so a method's calls, tokens and cache hits are its own.
+own counter, so a method's calls, tokens and cache hits are its own. Any other public
+method of the client (`rank`, `ask_batch`, an embedding call) is forwarded and metered
+the same way. With `cowp bench --jobs N` each worker has its own client (one server,
+one answer cache), so the delta is never another trial's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from cowp_ros.llm.language_model import Choice, Example, LanguageModel, Usage, YesNo
 
@@ -76,3 +79,16 @@ class MeteredModel:
                 prompt, system=system, examples=examples, max_tokens=max_tokens
             )
         )
+
+    def __getattr__(self, name: str) -> Any:
+        """Forward the client's other public methods (`rank`, `embed`...), metered."""
+        if name.startswith("_") or name == "inner":
+            raise AttributeError(name)
+        attribute = getattr(self.inner, name)
+        if not callable(attribute):
+            return attribute
+
+        def metered(*args: Any, **kwargs: Any) -> Any:
+            return self._metered(lambda: attribute(*args, **kwargs))
+
+        return metered

@@ -1,14 +1,34 @@
 """Trials: drawn once per (seed, task, index), run for every method, saved one by one.
 
-The protocol (the COWP paper's): pick a task; the task's objects plus a random half of
-the other objects are present; walk the closed-world plan, and at each step a situation
-occurs with probability `p`, drawn from the dataset for that task and step, weighted by
-the crowd's counts. The draw happens before any method runs, so every method faces the
-same objects and situations in a trial. Optional distractors (benign sentences) are drawn
-the same way with their own probability and random stream, so adding them does not
-change which situations a trial has. A distractor tied to a task is raised only in that
-task's trials, preferably at its own step ("the cup is blue" while filling the cup): a
-sentence about a cup in a vacuuming task would be too easy to dismiss.
+Objects: the task's own objects plus a random draw of the others, so that half of the
+house is present (`present_share`: 43 of the 86 objects of every dataset task's house,
+`TaskSpec.load_house`). The closed-world plan over them is the reference plan.
+
+Situations, by one of the two protocols of the COWP papers:
+
+- `journal` (the journal paper's): at each step of the reference plan a situation
+  occurs with a chance that follows the crowd: `p` times the reports at that step's
+  action over the mean reports per action of the task (`step_chance`), so `p` is the
+  chance at an average step and a step people reported once is rare (walking in
+  set_table: 1 report of 99, about 0.01). The situation is drawn among the dataset's
+  situations for that action, weighted by the crowd's counts there. A trial may have
+  none, or several.
+- `conference` (the conference paper's): exactly one situation per trial, drawn among
+  the (situation, step) pairs of the task whose step the reference plan has, weighted
+  by the crowd's count of that pair; raised at the plan's first step of that action.
+
+The draw happens before any method runs, so every method faces the same objects and
+situations. Each situation is then classified once (`classify`): blocking if, raised
+where the closed-world plan meets it, it blocks a step of that plan; harmless
+otherwise. Optional distractors (benign sentences) are drawn with their own
+probability and random stream, so adding them does not change which situations a trial
+has. A distractor tied to a task is raised only in that task's trials, preferably at
+its own step.
+
+Methods run against a `World` through its robot view only; the oracle alone also gets
+its privileged access. `--jobs N` runs N trials at once (threads; each has its own
+model client over the one server and answer cache); every record depends only on the
+seed, so the results are those of `--jobs 1`.
 
 Each finished (method, trial) is written to `<out>/trials/<method>/<task>-<index>.json`
 at once; a rerun with the same settings skips what is there, so a run can be stopped,
@@ -18,21 +38,27 @@ resumed, or extended to more trials.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import random
+import re
 import sys
+import tarfile
+import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from cowp_ros.bench.annotations import TaskAnnotation
+from cowp_ros.bench.annotations import Effect, TaskAnnotation
 from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import BenchMethod, MethodContext
-from cowp_ros.bench.simulator import Episode, ScheduledEvent
+from cowp_ros.bench.privileged import PRIVILEGED_METHODS, PrivilegedAccess, qualified_name
+from cowp_ros.bench.simulator import ScheduledEvent, World
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import PlanningTask
@@ -40,7 +66,12 @@ from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import Planner, PlanStep
 from cowp_ros.tasks import TaskSpec
 
-POOL_FRACTION = 0.5
+PRESENT_SHARE = 0.5
+"""Half of the house is present in a trial (43 of 86 objects)."""
+JOURNAL = "journal"
+CONFERENCE = "conference"
+PROTOCOLS = (JOURNAL, CONFERENCE)
+ARCHIVE = "trials.tar.xz"
 
 
 @dataclass(frozen=True)
@@ -76,10 +107,17 @@ class BenchSettings:
     dataset: str
     p: float
     seed: int
-    pool_fraction: float = POOL_FRACTION
+    protocol: str = JOURNAL
+    present_share: float = PRESENT_SHARE
     distractor_p: float = 0.0
     distractors: tuple[Distractor, ...] = ()
     model: str = ""
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise CowpError(
+                f"unknown protocol {self.protocol!r}", hint=f"use one of {', '.join(PROTOCOLS)}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         data = dict(self.__dict__)
@@ -95,6 +133,8 @@ class Trial:
     problem: PlanningTask
     reference: tuple[PlanStep, ...]
     events: tuple[ScheduledEvent, ...]
+    cast: dict[str, str] = field(default_factory=dict)
+    """Task object -> the object of its kind the reference plan uses (see `cast_of`)."""
 
     @property
     def name(self) -> str:
@@ -104,6 +144,12 @@ class Trial:
 def trial_seed(seed: int, task: str, index: int) -> int:
     digest = hashlib.sha256(f"{seed}/{task}/{index}".encode()).hexdigest()
     return int(digest[:12], 16)
+
+
+def objects_present(spec: TaskSpec, task: PlanningTask, share: float = PRESENT_SHARE) -> int:
+    """How many objects a trial has: `share` of the problem's, the task's own at least."""
+    total = len(task.problem_object_names)
+    return max(len(spec.task_objects), round(total * share))
 
 
 def draw_trial(
@@ -119,41 +165,173 @@ def draw_trial(
     if spec.dataset_id is None:
         raise CowpError(f"task {spec.name} has no dataset situations")
     seed = trial_seed(settings.seed, spec.name, index)
-    problem = spec.build_problem(pool_fraction=settings.pool_fraction, seed=seed, task=base)
+    base = base or spec.load_house()
+    present = objects_present(spec, base, settings.present_share)
+    problem = spec.build_problem(present, seed=seed, task=base)
     result = planner.solve(problem, 60.0)
     if not result.found:
         raise CowpError(f"task {spec.name} has no closed-world plan in trial {index}")
+    reference = tuple(result.steps)
     situations_rng = random.Random(f"situations-{seed}")
     distractor_rng = random.Random(f"distractors-{seed}")
-    events = []
-    for at, step in enumerate(result.steps):
+    events: list[ScheduledEvent] = []
+    if settings.protocol == CONFERENCE:
+        events.extend(_one_situation(spec, reference, dataset, annotation, situations_rng))
+    for at, step in enumerate(reference):
         action = base_action_name(step.action)
-        occurs = situations_rng.random() < settings.p
-        drawn = draw_situation(dataset.at_step(spec.dataset_id, action), action, situations_rng)
-        if occurs and drawn is not None:
-            effect = annotation.effect_of(drawn, spec)
-            events.append(
-                ScheduledEvent(
-                    "situation",
-                    drawn.key,
-                    drawn.text,
-                    action,
-                    at,
-                    effect,
-                    drawn.object,
-                    tuple(step.args),
+        if settings.protocol == JOURNAL:
+            occurs = situations_rng.random() < step_chance(dataset, spec, action, settings.p)
+            candidates = dataset.at_step(spec.dataset_id, action)
+            drawn = draw_situation(candidates, action, situations_rng)
+            if occurs and drawn is not None:
+                effect = annotation.effect_of(drawn, spec)
+                events.append(
+                    ScheduledEvent(
+                        "situation", drawn.key, drawn.text, action, at, effect, drawn.object
+                    )
                 )
-            )
         if settings.distractors and distractor_rng.random() < settings.distractor_p:
             picked = pick_distractor(settings.distractors, spec.name, action, distractor_rng)
             if picked is not None:
                 events.append(ScheduledEvent("distractor", f"d/{at}", picked.text, action, at))
-    return Trial(spec.name, index, seed, problem, tuple(result.steps), tuple(events))
+    cast = cast_of(spec, problem, reference)
+    events = [_cast(e, cast, annotation) for e in events]
+    return Trial(
+        spec.name, index, seed, problem, reference, classify(events, reference, spec), cast
+    )
+
+
+def cast_of(spec: TaskSpec, problem: PlanningTask, reference: Sequence[PlanStep]) -> dict[str, str]:
+    """Task object -> the object of its kind the reference plan uses in its role.
+
+    With second objects in the house the closed-world plan may fill a cup's role with
+    cup_2; "the cup is broken" is then about cup_2. The judge file names the task's own
+    objects (cup_1), meaning "the task's cup": this is where that cup is cast.
+    """
+    cast = {}
+    for name in spec.task_objects:
+        kind = problem.objects.get(name)
+        cast[name] = name
+        for step in reference:
+            types = problem.parameter_types(base_action_name(step.action))
+            used = [a for t, a in zip(types, step.args, strict=True) if t == kind]
+            if used:
+                cast[name] = used[0]
+                break
+    return cast
+
+
+def _cast(
+    event: ScheduledEvent, cast: dict[str, str], annotation: TaskAnnotation | None = None
+) -> ScheduledEvent:
+    """The event with its targets cast, and the judge file's unsolvable reason if any."""
+    if event.effect is None:
+        return event
+    targets = tuple(cast.get(t, t) for t in event.effect.targets_at(event.action))
+    unsolvable = ""
+    if annotation is not None:
+        index = int(event.key.rsplit("/", 1)[1])
+        declared = annotation.unsolvable.get(index)
+        if declared is not None and declared.covers(event.action):
+            unsolvable = declared.reason
+    return replace(event, targets=targets, unsolvable=unsolvable)
+
+
+def step_chance(dataset: SituationDataset, spec: TaskSpec, action: str, p: float) -> float:
+    """The journal protocol's chance of a situation at a step of `action` (at most 1).
+
+    `p` scaled by the crowd's reports at `action` over the mean reports per action the
+    dataset names for the task: an often-reported step raises more, a step reported
+    once rarely, and a step the crowd never named never.
+    """
+    reports: dict[str, int] = {}
+    for situation in dataset.for_task(spec.dataset_id or 0):
+        for name, count in situation.at_actions:
+            reports[name] = reports.get(name, 0) + count
+    if not reports or reports.get(action, 0) <= 0:
+        return 0.0
+    mean = sum(reports.values()) / len(reports)
+    return min(1.0, p * reports[action] / mean)
+
+
+def _one_situation(
+    spec: TaskSpec,
+    reference: Sequence[PlanStep],
+    dataset: SituationDataset,
+    annotation: TaskAnnotation,
+    rng: random.Random,
+) -> list[ScheduledEvent]:
+    actions = [base_action_name(s.action) for s in reference]
+    pairs = [
+        (situation, action, count)
+        for situation in dataset.for_task(spec.dataset_id or 0)
+        for action, count in situation.at_actions
+        if action in actions and count > 0
+    ]
+    if not pairs:
+        return []
+    situation, action, _ = rng.choices(pairs, weights=[c for _, _, c in pairs], k=1)[0]
+    effect = annotation.effect_of(situation, spec)
+    at = actions.index(action)
+    key, text, about = situation.key, situation.text, situation.object
+    return [ScheduledEvent("situation", key, text, action, at, effect, about)]
+
+
+def classify(
+    events: Sequence[ScheduledEvent], reference: Sequence[PlanStep], spec: TaskSpec
+) -> tuple[ScheduledEvent, ...]:
+    """Each situation marked blocking or not, as the closed-world plan would meet it.
+
+    Events fire at the first attempt of a step of their action (in `at` order); walking
+    the reference plan gives where the closed-world plan sees each. A situation is
+    blocking when its effect stops that step or a later one of the plan: it disables an
+    object one of them uses (a release step aside), or puts their action beyond the
+    robot's skills. So the closed-world planner, which executes exactly this plan,
+    handles no blocking situation by construction.
+    """
+    pending = sorted(events, key=lambda e: (e.at, e.kind != "distractor"))
+    fires_at: dict[int, int] = {}
+    for i, step in enumerate(reference):
+        base = base_action_name(step.action)
+        event = next((e for e in pending if e.action == base), None)
+        if event is not None:
+            pending.remove(event)
+            fires_at[id(event)] = i
+    classified = []
+    for event in events:
+        blocking = False
+        if event.kind == "situation" and event.effect is not None:
+            start = fires_at.get(id(event), event.at)
+            rest = reference[start:]
+            effect = event.effect
+            if effect.effect is Effect.BEYOND_SKILLS:
+                blocking = any(base_action_name(s.action) == event.action for s in rest)
+            elif effect.effect is Effect.DISABLES:
+                targets = set(event.targets)
+                blocking = any(
+                    base_action_name(s.action) not in spec.release_actions and targets & set(s.args)
+                    for s in rest
+                )
+        classified.append(replace(event, blocking=blocking))
+    return tuple(sorted(classified, key=lambda e: (e.at, e.kind != "distractor")))
 
 
 def max_attempts(trial: Trial) -> int:
     """A budget every method gets: room to recover, never an endless retry."""
     return 4 * len(trial.reference) + 10
+
+
+def privileged_for(method_cls: type[BenchMethod], world: World) -> PrivilegedAccess | None:
+    """The oracle's access for the registered oracle class; None for every other method."""
+    wants = bool(getattr(method_cls, "privileged", False))
+    registered = qualified_name(method_cls) in PRIVILEGED_METHODS
+    if wants and not registered:
+        raise CowpError(
+            f"benchmark method {method_cls.name!r} asks for privileged access",
+            hint="only the oracle (cowp_ros.bench.methods.oracle) reads the judge; a method "
+            "sees the robot's view",
+        )
+    return PrivilegedAccess(world) if registered else None
 
 
 def run_one(
@@ -163,47 +341,54 @@ def run_one(
     annotation: TaskAnnotation,
     planner: Planner,
     model: LanguageModel | None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Run one method on one trial and return its record (never raises on method bugs)."""
+    """Run one method on one trial and return its record (never raises on method bugs).
+
+    `options` reach the method as `context.options` (the runner puts the dataset folder
+    under "dataset": EK reads the original system's answers there)."""
     metered = MeteredModel(model) if (model is not None and method_cls.uses_llm) else None
+    world = World(
+        spec,
+        trial.problem,
+        trial.events,
+        annotation,
+        max_attempts=max_attempts(trial),
+        cast=trial.cast,
+    )
     context = MethodContext(
         spec=spec,
         planner=planner,
         model=metered,
         seed=trial.seed,
-        annotation=annotation if method_cls.name == "ek" else None,
-    )
-    episode = Episode(
-        spec, trial.problem, trial.events, annotation, max_attempts=max_attempts(trial)
+        options=dict(options or {}),
+        privileged=privileged_for(method_cls, world),
     )
     started = time.monotonic()
     error = ""
     method: BenchMethod | None = None
     try:
         method = method_cls(context)
-        method.run(episode)
-        if not episode.finished:
-            episode.give_up("the method returned before the goal was reached")
+        method.run(world.view())
+        if not world.finished:
+            world.give_up("the method returned before the goal was reached")
     except Exception as err:  # a method's bug must not stop a long run; it is recorded
         error = "".join(traceback.format_exception_only(type(err), err)).strip()
-        episode.give_up(f"error: {error}")
+        world.give_up(f"error: {error}")
         print(f"\n{method_cls.name} {trial.name}: {error}", file=sys.stderr)
-    trace = method_trace(method)
-    record = episode.record
-    fired_keys = {f["key"] for f in record.fired}
+    record = world.record
+    fired = {f["key"] for f in record.fired}
+    changed = {c["key"] for c in record.changed_by_harmless}
+    completed = record.completed
     situations = []
+    distractors = []
     for event in trial.events:
-        if event.kind != "situation":
-            continue
-        situations.append(
-            {
-                **event.to_dict(),
-                "fired": event.key in fired_keys,
-            }
-        )
-    distractors = [e.to_dict() | {"fired": e.key in fired_keys} for e in trial.events]
-    distractors = [d for d in distractors if d["kind"] == "distractor"]
-    completed = record.completed and not record.distractor_failures
+        entry = event.to_dict() | {"fired": event.key in fired, "changed": event.key in changed}
+        if event.kind == "situation":
+            entry["handled"] = bool(event.blocking and entry["fired"] and completed)
+            situations.append(entry)
+        else:
+            distractors.append(entry)
     usage = metered.usage if metered is not None else None
     return {
         "method": method_cls.name,
@@ -216,11 +401,8 @@ def run_one(
         "seconds": round(time.monotonic() - started, 3),
         "reference_plan": [str(s) for s in trial.reference],
         "objects_present": len(trial.problem.problem_object_names),
-        "situations": [s | {"handled": bool(s["fired"] and completed)} for s in situations],
-        "distractors": [
-            d | {"failed": any(repr(d["text"]) in f for f in record.distractor_failures)}
-            for d in distractors
-        ],
+        "situations": situations,
+        "distractors": distractors,
         "usage": {
             "calls": usage.calls if usage else 0,
             "prompt_tokens": usage.prompt_tokens if usage else 0,
@@ -229,8 +411,29 @@ def run_one(
             "seconds": round(usage.seconds, 3) if usage else 0.0,
         },
         "episode": record.to_dict(),
-        "trace": trace,
+        "trace": method_trace(method),
     }
+
+
+TIMING_KEYS = ("seconds",)
+"""Record fields that depend on the machine, not the seed (left out when comparing runs)."""
+
+
+_SECONDS = re.compile(r"\[\d+(?:\.\d+)? s\]")
+
+
+def comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without its timings and the cache's calls/hits split (compare two runs):
+    what must be the same for the same seed, whatever --jobs and the machine."""
+    data = {k: v for k, v in record.items() if k not in TIMING_KEYS}
+    data["trace"] = [_SECONDS.sub("[t]", line) for line in data.get("trace", [])]
+    usage = dict(data.get("usage") or {})
+    questions = usage.pop("calls", 0) + usage.pop("cache_hits", 0)
+    usage.pop("seconds", None)
+    usage.pop("prompt_tokens", None)
+    usage.pop("completion_tokens", None)
+    data["usage"] = usage | {"questions": questions}
+    return data
 
 
 def method_trace(method: BenchMethod | None) -> list[str]:
@@ -275,27 +478,44 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     stream: Any = None  # None: sys.stderr at the time of writing
     width: int = 30
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    _last: float = 0.0
 
     def update(self, label: str, *, skipped: bool = False) -> None:
-        self.done += 1
-        self.skipped += int(skipped)
-        ran = self.done - self.skipped
-        elapsed = time.monotonic() - self.started
-        eta = ""
-        if ran and self.total > self.done:
-            eta = f" eta {elapsed / ran * (self.total - self.done) / 60:.1f} min"
-        filled = int(self.width * self.done / max(self.total, 1))
-        bar = "#" * filled + "." * (self.width - filled)
-        stream = self.stream or sys.stderr
-        stream.write(
-            f"\r[{bar}] {self.done}/{self.total} ({self.skipped} resumed){eta}  {label[:40]:<40}"
-        )
-        stream.flush()
+        with self._lock:
+            self.done += 1
+            self.skipped += int(skipped)
+            now = time.monotonic()
+            if now - self._last < 1.0 and self.done < self.total:
+                return  # a log file gets a line a second at most, not one per trial
+            self._last = now
+            ran = self.done - self.skipped
+            elapsed = time.monotonic() - self.started
+            eta = ""
+            if ran and self.total > self.done:
+                eta = f" eta {_duration(elapsed / ran * (self.total - self.done))}"
+            filled = int(self.width * self.done / max(self.total, 1))
+            bar = "#" * filled + "." * (self.width - filled)
+            stream = self.stream or sys.stderr
+            stream.write(
+                f"\r[{bar}] {self.done}/{self.total} ({self.skipped} resumed) "
+                f"{_duration(elapsed)}{eta}  {label[:40]:<40}"
+            )
+            stream.flush()
 
     def close(self) -> None:
         stream = self.stream or sys.stderr
         stream.write("\n")
         stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def run_trials(
@@ -310,50 +530,112 @@ def run_trials(
     model_factory: Callable[[], LanguageModel | None],
     *,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> int:
-    """Run what is missing under `out`; returns how many (method, trial) pairs ran."""
+    """Run what is missing under `out`; returns how many (method, trial) pairs ran.
+
+    `model_factory` is called once per worker (lazily, when a method needs a model): each
+    worker's client counts its own usage, so a trial's usage is its own with `jobs` > 1.
+    """
+    if jobs < 1:
+        raise CowpError("--jobs must be at least 1")
+    bases = {spec.name: spec.load_house() for spec in specs}
+    local = threading.local()
     ran = 0
-    model: LanguageModel | None = None
-    model_ready = False
-    bases = {spec.name: spec.load() for spec in specs}
-    # Trial index outermost: a run stopped early has (nearly) as many trials of each task.
-    for index in range(trials):
-        for spec in specs:
-            trial_name = f"{spec.name}-{index:04d}"
-            missing = [m for m in methods if not trial_path(out, m.name, trial_name).is_file()]
-            for method in methods:
-                if method not in missing and progress:
-                    progress.update(f"{method.name} {trial_name}", skipped=True)
-            if not missing:
-                continue
-            annotation = annotations[spec.name]
-            trial = draw_trial(
-                spec, index, settings, dataset, annotation, planner, bases[spec.name]
-            )
-            for method in missing:
-                if method.uses_llm and not model_ready:
-                    model, model_ready = model_factory(), True
-                record = run_one(method, spec, trial, annotation, planner, model)
-                path = trial_path(out, method.name, trial.name)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(record, indent=1) + "\n")
-                tmp.replace(path)
+    ran_lock = threading.Lock()
+
+    def model() -> LanguageModel | None:
+        if not hasattr(local, "model"):
+            local.model = model_factory()
+        return local.model
+
+    def run_trial(index: int, spec: TaskSpec) -> None:
+        nonlocal ran
+        trial_name = f"{spec.name}-{index:04d}"
+        missing = [m for m in methods if not trial_path(out, m.name, trial_name).is_file()]
+        for method in methods:
+            if method not in missing and progress:
+                progress.update(f"{method.name} {trial_name}", skipped=True)
+        if not missing:
+            return
+        annotation = annotations[spec.name]
+        trial = draw_trial(spec, index, settings, dataset, annotation, planner, bases[spec.name])
+        for method in missing:
+            model_now = model() if method.uses_llm else None
+            options = {"dataset": settings.dataset}
+            record = run_one(method, spec, trial, annotation, planner, model_now, options)
+            path = trial_path(out, method.name, trial.name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(record, indent=1) + "\n")
+            tmp.replace(path)
+            with ran_lock:
                 ran += 1
-                if progress:
-                    progress.update(f"{method.name} {trial.name}")
+            if progress:
+                progress.update(f"{method.name} {trial.name}")
+
+    # Trial index outermost: a run stopped early has (nearly) as many trials of each task.
+    work = [(index, spec) for index in range(trials) for spec in specs]
+    if jobs == 1:
+        for index, spec in work:
+            run_trial(index, spec)
+        return ran
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="bench") as pool:
+        futures = [pool.submit(run_trial, index, spec) for index, spec in work]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        for future in done:
+            if future.exception() is not None:
+                for other in futures:
+                    other.cancel()
+                raise future.exception()  # type: ignore[misc]
     return ran
+
+
+def _archived(out: Path) -> Iterator[tuple[str, bytes]]:
+    """(member name, bytes) of every trial record in `<out>/trials.tar.xz`."""
+    with tarfile.open(out / ARCHIVE, "r:xz") as archive:
+        for member in archive.getmembers():
+            if member.isfile() and member.name.endswith(".json"):
+                handle = archive.extractfile(member)
+                if handle is not None:
+                    yield member.name, handle.read()
 
 
 def load_records(
     out: Path, methods: Sequence[str], tasks: Sequence[str], trials: int
 ) -> list[dict[str, Any]]:
-    """The saved records of this selection (trial indices below `trials`)."""
-    records = []
-    for method in methods:
-        for task in tasks:
-            for index in range(trials):
-                path = trial_path(out, method, f"{task}-{index:04d}")
-                if path.is_file():
-                    records.append(json.loads(path.read_text()))
-    return records
+    """The saved records of this selection (trial indices below `trials`).
+
+    From `<out>/trials/` when it is there, else from the archive `<out>/trials.tar.xz`
+    (the kept evidence under benchmarks/results/ holds only the archive).
+    """
+    wanted = {
+        f"trials/{m}/{t}-{i:04d}.json": (m, t, i)
+        for m in methods
+        for t in tasks
+        for i in range(trials)
+    }
+    found: dict[str, dict[str, Any]] = {}
+    if (out / "trials").is_dir():
+        for name in wanted:
+            path = out / name
+            if path.is_file():
+                found[name] = json.loads(path.read_text())
+    elif (out / ARCHIVE).is_file():
+        for name, data in _archived(out):
+            if name in wanted:
+                found[name] = json.loads(data)
+    return [found[name] for name in sorted(found, key=lambda n: wanted[n])]
+
+
+def write_archive(out: Path) -> Path:
+    """Pack `<out>/trials/` into `<out>/trials.tar.xz`, deterministic member order."""
+    target = out / ARCHIVE
+    with tarfile.open(target, "w:xz", preset=9) as archive:
+        for path in sorted((out / "trials").rglob("*.json")):
+            data = path.read_bytes()
+            info = tarfile.TarInfo(str(path.relative_to(out)))
+            info.size = len(data)
+            info.mtime = 0
+            archive.addfile(info, io.BytesIO(data))
+    return target

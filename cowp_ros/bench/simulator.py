@@ -1,21 +1,33 @@
-"""A symbolic world that executes plan steps, raises situations, and decides success.
+"""A symbolic world that executes plan steps, raises situations, and judges the plan.
 
 The world is the task's own domain (never a method's edited copy) over the objects
 present in the trial. A step is done if its base action exists (an acquired variant
 such as `fill_cup__cup_as_bowl` is its base action `fill_cup` done with a bowl), its
-objects are present and usable, the action is not blocked, and the base action's
-preconditions hold with those objects. Success is the goal holding in the world state,
-and no step having used an object people would not accept in its role (the judge).
+objects are present and usable, its action is not beyond the robot's skills now, and
+the base action's preconditions hold with those objects.
 
 Situations are drawn per trial in advance (`runner.draw_trial`), so every method faces
-the same ones: each is due at a base action, and is raised the first time a method
+the same ones: each is due at a base action and is raised the first time a method
 attempts a step of that action. Raising it means the robot sees the sentence before the
-step, and the step is not done; the situation's effect then holds (see `Effect`): a
-disabled object is unusable from then on, and the very step the situation was raised at
-cannot be done either (dirty water reported at "place the cup" spoils that step even
-though the faucet, the object disabled, is not one of its arguments). A
-distractor is a sentence that changes nothing; if the method's next attempt is not the
-same step, or it gives up right after, the distractor changed the plan: a failure.
+step, and that attempt is not done. Then its effect holds (`annotations.Effect`):
+
+- `disables`: its objects are unusable from then on. A situation blocks only the steps
+  that use one of its objects ("the plate is not found" raised before finding the
+  cupboard does not stop the robot finding the cupboard), and a release step
+  (`TaskSpec.release_actions`: putting a broken cup down) may still use them.
+- `beyond_skills`: the step's action fails for every object from then on.
+- `no_effect`: nothing changes.
+
+The judge rates the plan, step by step (`_judge`): a stand-in (another kind of the same
+parent type in a role) must be accepted for that action in the judge file, and is
+needed only once a situation made the role's own task object unusable; an executed step
+that fails either test is harmful, and a trial with a harmful step does not complete
+even if the goal is reached. A second object of the role's own kind (`cup_2`) is never
+judged: it is just another cup.
+
+A harmless event (a distractor, or a dataset situation the trial's draw found to block
+no step of the closed-world plan) is watched: if the method's next attempt is not the
+same step, or it gives up right after, the harmless event changed the trial.
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cowp_ros.bench.annotations import Effect, SituationEffect, TaskAnnotation
+from cowp_ros.bench.view import Episode, RobotView, StepOutcome, _Hooks
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.edits import base_action_name, precondition_literals
 from cowp_ros.pddl.formulas import literals_of
@@ -32,14 +45,18 @@ from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks import TaskSpec
 
+__all__ = ["Episode", "EpisodeRecord", "ScheduledEvent", "StepOutcome", "World"]
+
 
 @dataclass(frozen=True)
 class ScheduledEvent:
     """A sentence the world raises at the first attempt of a step of `action`.
 
     `kind` is "situation" (from the dataset, with its effect) or "distractor" (benign).
-    `at` is the index of the reference-plan step it was drawn for, for the record, and
-    `reported_at` that step's objects ("" when unknown: every step of `action` counts).
+    `at` is the index of the reference-plan step it was drawn for; `blocking` says
+    whether, raised where the closed-world plan meets it, it blocks any step of that plan
+    (decided once per trial by `runner.classify`, so every method is scored on the same
+    split of blocking and harmless situations).
     """
 
     kind: str
@@ -49,7 +66,13 @@ class ScheduledEvent:
     at: int
     effect: SituationEffect | None = None
     about: str = ""  # the dataset's object word ("cup", "power"), for per-object results
-    reported_at: tuple[str, ...] = ()
+    blocking: bool = False
+    targets: tuple[str, ...] = ()
+    """The objects it disables: the judge's task objects, cast as the trial's plan has
+    them (`runner.cast_of`: "the faucet" is the faucet the closed-world plan uses)."""
+    unsolvable: str = ""
+    """The judge file's reason when it declares this situation unsolvable at this step
+    (even for the oracle with the whole house present), else ""."""
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -59,37 +82,19 @@ class ScheduledEvent:
             "action": self.action,
             "at": self.at,
             "object": self.about,
+            "blocking": self.blocking,
+            "unsolvable": self.unsolvable,
         }
         if self.effect is not None:
             data["effect"] = self.effect.effect.value
-            data["target"] = self.effect.target
+            data["targets"] = list(self.targets)
             data["rule"] = self.effect.rule
         return data
 
 
-@dataclass(frozen=True)
-class StepOutcome:
-    """What the robot learns from one attempt.
-
-    `executed`: the step was done. `situation`: a sentence the robot saw before the step
-    (then the step was not done; the method decides what to do). `reason`: why a step
-    failed, in words a robot's own failure detection could give ("the step failed").
-    """
-
-    executed: bool
-    situation: str | None = None
-    reason: str = ""
-
-
-@dataclass
-class _Watch:
-    event: ScheduledEvent
-    step: PlanStep
-
-
 @dataclass
 class EpisodeRecord:
-    """What happened, for the results: outcome, fired events, unacceptable steps."""
+    """What happened, for the results: outcome, fired events, the judge's verdicts."""
 
     completed: bool = False
     goal_reached: bool = False
@@ -99,17 +104,23 @@ class EpisodeRecord:
     executed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     fired: list[dict[str, Any]] = field(default_factory=list)
-    unacceptable: list[str] = field(default_factory=list)
+    harmful: list[str] = field(default_factory=list)
     substitutions: list[str] = field(default_factory=list)
-    distractor_failures: list[str] = field(default_factory=list)
+    changed_by_harmless: list[dict[str, str]] = field(default_factory=list)
     judgements: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-class Episode:
-    """One method's run of one trial: the robot's whole interface to the world."""
+@dataclass
+class _Watch:
+    event: ScheduledEvent
+    step: PlanStep
+
+
+class World:
+    """One method's run of one trial: the world's state, its rules and the judge."""
 
     def __init__(
         self,
@@ -119,40 +130,58 @@ class Episode:
         annotation: TaskAnnotation,
         *,
         max_attempts: int,
+        cast: Mapping[str, str] | None = None,
     ) -> None:
         self.spec = spec
         self.annotation = annotation
         self._world = world
         self._state: set[Atom] = set(world.init_atoms)
         self._pending = sorted(events, key=lambda e: (e.at, e.kind != "distractor"))
-        self._unusable: dict[str, str] = {}
-        self._blocked: dict[str, str] = {}
-        self._blocked_steps: dict[PlanStep, str] = {}
-        self._judged: dict[tuple[str, str], bool] = {}
+        self.disabled: dict[str, str] = {}
+        """Object -> the sentence that made it unusable."""
+        self.beyond: dict[str, str] = {}
+        """Action -> the sentence that put it beyond the robot's skills."""
+        self._judged: set[tuple[str, str, str, bool]] = set()
         self._watch: _Watch | None = None
+        self._situations: list[str] = []
+        self._history: list[tuple[PlanStep, StepOutcome]] = []
         self.max_attempts = max_attempts
         self.record = EpisodeRecord()
-        self.observations: list[str] = []
+        self.role_objects: dict[str, tuple[str, ...]] = {}
+        """Role type -> the objects the trial's closed-world plan uses in it (`cast`)."""
+        for name in spec.task_objects:
+            kind = world.objects.get(name)
+            if kind is not None:
+                actual = (cast or {}).get(name, name)
+                self.role_objects[kind] = (*self.role_objects.get(kind, ()), actual)
+
+    def view(self) -> RobotView:
+        """The robot's view of this world: all a method gets (see `cowp_ros.bench.view`)."""
+        return RobotView(
+            _Hooks(
+                execute=self.execute,
+                give_up=self.give_up,
+                finished=lambda: self.finished,
+                problem=lambda: self._world,
+                situations=lambda: tuple(self._situations),
+                history=lambda: tuple(self._history),
+            )
+        )
 
     # ---- what the robot knows -----------------------------------------------------
 
     @property
     def problem(self) -> PlanningTask:
-        """The task as the robot knows it at the start: domain, objects present, state."""
         return self._world
 
-    def scene(self) -> list[str]:
-        """Passive scene description: the objects present, by name."""
-        return sorted(self._world.problem_object_names)
+    @property
+    def state(self) -> frozenset[Atom]:
+        return frozenset(self._state)
 
     @property
     def finished(self) -> bool:
         r = self.record
         return r.goal_reached or bool(r.gave_up) or r.exhausted
-
-    @property
-    def goal_reached(self) -> bool:
-        return self.record.goal_reached
 
     # ---- what the robot does ------------------------------------------------------
 
@@ -161,11 +190,16 @@ class Episode:
         if self.finished:
             return
         if self._watch is not None:
-            self._distractor_failed("gave up right after it")
+            self._changed("gave up right after it")
         self.record.gave_up = reason or "gave up"
 
     def execute(self, step: PlanStep) -> StepOutcome:
         """Attempt one step; see the module docstring for what can happen."""
+        outcome = self._attempt(step)
+        self._history.append((step, outcome))
+        return outcome
+
+    def _attempt(self, step: PlanStep) -> StepOutcome:
         if self.finished:
             return StepOutcome(False, None, "the episode is over")
         record = self.record
@@ -174,8 +208,9 @@ class Episode:
             record.exhausted = True
             return StepOutcome(False, None, "out of attempts")
         if self._watch is not None:
-            if step != self._watch.step:
-                self._distractor_failed(f"the next step was {step}, not {self._watch.step}")
+            watched = self._watch.step
+            if step != watched and not self._blocked(watched):
+                self._changed(f"the next step was {step}, not {watched}")
             self._watch = None
         base = base_action_name(step.action)
         event = next((e for e in self._pending if e.action == base), None)
@@ -187,40 +222,50 @@ class Episode:
         if why:
             record.failed.append(f"{step}: {why}")
             return StepOutcome(False, None, "the step failed")
+        self._judge_step(step, base)
         self._apply(step, base)
         record.executed.append(str(step))
         if self._world.goal_atoms <= self._state:
             record.goal_reached = True
-            record.completed = not record.unacceptable
+            record.completed = not record.harmful
         return StepOutcome(True)
 
     # ---- the world's rules --------------------------------------------------------
 
     def _fire(self, event: ScheduledEvent, step: PlanStep) -> None:
-        self.observations.append(event.text)
+        self._situations.append(event.text)
         self.record.fired.append({**event.to_dict(), "before": str(step)})
-        if event.kind == "distractor":
+        if not event.blocking:
             self._watch = _Watch(event, step)
+        if event.kind == "distractor":
             return
         effect = event.effect
         assert effect is not None
         self.annotation.count(effect.rule)
         self.record.judgements.append(f"effect {effect.effect.value} by {effect.rule}")
-        if effect.effect is Effect.DISABLES_OBJECT and effect.target is not None:
-            self._unusable[effect.target] = event.text
-            if not event.reported_at or tuple(step.args) == event.reported_at:
-                # The step it was reported at, too ("the water is dirty" at place_cup:
-                # the faucet is the target, and the cup now holds dirty water). Not a
-                # step with other objects: after a cup took the glass's role, "the glass
-                # falls down" does not stop the robot placing the cup.
-                self._blocked_steps[step] = event.text
+        if effect.effect is Effect.DISABLES:
+            for target in event.targets:
+                self.disabled.setdefault(target, event.text)
         elif effect.effect is Effect.BEYOND_SKILLS:
-            self._blocked[event.action] = event.text
+            self.beyond.setdefault(event.action, event.text)
 
-    def _distractor_failed(self, how: str) -> None:
+    def _changed(self, how: str) -> None:
         assert self._watch is not None
-        self.record.distractor_failures.append(f"{self._watch.event.text!r}: {how}")
+        event = self._watch.event
+        self.record.changed_by_harmless.append({"key": event.key, "text": event.text, "how": how})
         self._watch = None
+
+    def _blocked(self, step: PlanStep) -> str:
+        """Why a situation blocks `step` now ("" if none does)."""
+        base = base_action_name(step.action)
+        if base in self.beyond:
+            return f"cannot: {self.beyond[base]}"
+        if base in self.spec.release_actions:
+            return ""
+        spoiled = [a for a in step.args if a in self.disabled]
+        if spoiled:
+            return f"{spoiled[0]} is unusable: {self.disabled[spoiled[0]]}"
+        return ""
 
     def _why_not(self, step: PlanStep, base: str) -> str:
         world = self._world
@@ -232,40 +277,54 @@ class Episode:
         missing = [a for a in step.args if a not in world.objects]
         if missing:
             return f"not present: {', '.join(missing)}"
-        if base in self._blocked:
-            return f"cannot: {self._blocked[base]}"
-        if step in self._blocked_steps:
-            return f"cannot: {self._blocked_steps[step]}"
-        spoiled = [a for a in step.args if a in self._unusable]
-        if spoiled:
-            return f"{spoiled[0]} is unusable: {self._unusable[spoiled[0]]}"
+        blocked = self._blocked(step)
+        if blocked:
+            return blocked
+        for role_type, arg in zip(world.parameter_types(base), step.args, strict=True):
+            used_type = world.objects[arg]
+            if not world.is_subtype(used_type, role_type) and world.types.get(
+                used_type
+            ) != world.types.get(role_type):
+                return f"{arg} cannot be used as a {role_type}"
         mapping = {str(v): a for v, a in zip(params, step.args, strict=True)}
         for literal in precondition_literals(world, base):
             holds = _ground(literal.atom, mapping) in self._state
             if holds != literal.positive:
                 return f"precondition {'' if literal.positive else 'not '}{literal.atom} fails"
-        types = world.parameter_types(base)
-        for role_type, arg in zip(types, step.args, strict=True):
+        return ""
+
+    def stand_in_needed(self, role_type: str) -> bool:
+        """A stand-in counts only once a situation made the role's own object unusable."""
+        return any(o in self.disabled for o in self.role_objects.get(role_type, ()))
+
+    def _judge_step(self, step: PlanStep, base: str) -> None:
+        """Rate each stand-in of an executed step: accepted for this action, and needed."""
+        world = self._world
+        if base in self.spec.release_actions:
+            return
+        for role_type, arg in zip(world.parameter_types(base), step.args, strict=True):
             used_type = world.objects[arg]
             if world.is_subtype(used_type, role_type):
                 continue
-            if world.types.get(used_type) != world.types.get(role_type):
-                return f"{arg} cannot be used as a {role_type}"
-            self._judge(role_type, used_type, step)
-        return ""
-
-    def _judge(self, role_type: str, used_type: str, step: PlanStep) -> None:
-        key = (role_type, used_type)
-        if key not in self._judged:
-            accepted = self.annotation.acceptable_in_role(role_type, used_type)
-            self._judged[key] = accepted
-            self.record.substitutions.append(f"{used_type} as {role_type}")
-            verdict = "acceptable" if accepted else "not acceptable"
-            self.record.judgements.append(
-                f"{used_type} as {role_type}: {verdict} by acceptable.{role_type}"
-            )
-        if not self._judged[key]:
-            self.record.unacceptable.append(f"{step}: a {used_type} as the {role_type}")
+            accepted = self.annotation.accepts(role_type, used_type, base)
+            needed = self.stand_in_needed(role_type)
+            key = (role_type, used_type, base, needed)
+            if key not in self._judged:
+                self._judged.add(key)
+                if f"{used_type} as {role_type}" not in self.record.substitutions:
+                    self.record.substitutions.append(f"{used_type} as {role_type}")
+                verdict = "acceptable" if accepted else "not acceptable"
+                self.record.judgements.append(
+                    f"{used_type} as {role_type} in {base}: {verdict}"
+                    f"{'' if needed else ', not needed'} by stand_ins.{role_type}"
+                )
+            if not accepted:
+                self.record.harmful.append(f"{step}: a {used_type} as the {role_type}")
+            elif not needed:
+                self.record.harmful.append(
+                    f"{step}: a {used_type} as the {role_type}, though no situation made "
+                    f"the {role_type} unusable"
+                )
 
     def _apply(self, step: PlanStep, base: str) -> None:
         action = self._world.action(base)

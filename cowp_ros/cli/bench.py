@@ -2,21 +2,30 @@
 
     cowp bench                                   # defaults: all methods, 3 trials a task
     cowp bench --trials 20 --out build/bench     # more (a rerun resumes and extends)
-    cowp bench --llm-url http://host:8000/v1 --llm-model Qwen2.5-72B-Instruct
+    cowp bench --methods oracle,cw --trials 150 --protocol conference   # no model needed
+    cowp bench --llm-url http://host:8000/v1 --llm-model Qwen2.5-72B-Instruct --jobs 8
+    cowp bench --report-only --out benchmarks/results/<run>   # the table from kept evidence
+    cowp bench --pairs                           # which situations even the oracle cannot solve
 
 Writes `<out>/results.json`, `<out>/results.md` and plots (`overall.png`,
-`per_task.png`, `per_object.png`); each finished trial is kept under `<out>/trials/`.
+`per_task.png`, `per_object.png`); each finished trial is kept under `<out>/trials/`
+(`--archive` packs them into `<out>/trials.tar.xz` with `<out>/provenance.json`: the
+command, the commit and the run time).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import json
 import os
 import platform
+import shlex
 import shutil
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -25,24 +34,29 @@ from cowp_ros.bench.annotations import DEFAULT_DIR, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.bench.results import aggregate, markdown, plot
 from cowp_ros.bench.runner import (
+    ARCHIVE,
+    PROTOCOLS,
     BenchSettings,
     Distractor,
     Progress,
     check_config,
     load_records,
     run_trials,
+    write_archive,
 )
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.endpoint import open_model
+from cowp_ros.llm.client import OpenAICompatibleModel
+from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.local_server import LocalServer
-from cowp_ros.planning import make_planner
-from cowp_ros.tasks import TaskSpec, all_tasks
+from cowp_ros.planning import Planner, make_planner
+from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATASET = REPO.parent / "shared" / "data" / "cowp"
-DEFAULT_METHODS = "cowp,cw,ek,lmzsp,progprompt,inner_monologue"
+DEFAULT_DATASET = default_dataset_dir()
+DEFAULT_METHODS = "oracle,cw,cowp,ek,lmzsp,progprompt,inner_monologue"
 BENCH_LLM_TIMEOUT_S = 600.0
 """Per request, unless --llm-timeout says otherwise: ProgPrompt's program is a long
 answer, and a small CPU shared with other work can take minutes for it; a timeout would
@@ -53,14 +67,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bench",
         help="benchmark COWP against its baselines on the situation dataset",
-        description="Run COWP and the baselines (CW, EK, LMZSP, ProgPrompt, Inner "
-        "Monologue) on the dataset tasks in a symbolic simulator; report task completion, "
-        "situation handling and LLM usage. Resumable: finished trials are kept in --out.",
+        description="Run COWP and the baselines (the oracle ceiling, CW, EK, LMZSP, "
+        "ProgPrompt, Inner Monologue) on the dataset tasks in a symbolic simulator; report "
+        "task completion, handling of blocking situations, harmless situations that changed "
+        "a trial, and LLM usage, with 95 %% intervals, test tasks apart. Resumable: finished "
+        "trials are kept in --out.",
     )
     parser.add_argument(
         "--dataset",
         default=str(DEFAULT_DATASET),
-        help="folder holding situations.json (default: ../shared/data/cowp from the repo)",
+        help="folder holding situations.json (default: $COWP_DATASET_DIR, else ../shared/data/cowp "
+        "beside the repository)",
     )
     parser.add_argument(
         "--methods",
@@ -71,9 +88,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--tasks", default="", help="comma-separated tasks (default: every dataset task)"
     )
+    parser.add_argument(
+        "--split",
+        choices=("all", "dev", "test"),
+        default="all",
+        help="only the dev or the test tasks (pddl/tasks.yaml split; default all)",
+    )
     parser.add_argument("--trials", type=int, default=3, help="trials per task (default 3)")
     parser.add_argument(
-        "--p", type=float, default=0.1, help="chance of a situation at each step (default 0.1)"
+        "--protocol",
+        choices=PROTOCOLS,
+        default="journal",
+        help="journal: each step raises a situation with chance --p, drawn by crowd count; "
+        "conference: exactly one situation per trial (default journal)",
+    )
+    parser.add_argument(
+        "--p",
+        type=float,
+        default=0.1,
+        help="journal protocol: chance of a situation at each step (default 0.1)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="trials run at once against the model server (results are those of --jobs 1)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the trial draws (default 0)")
     parser.add_argument("--out", default="build/bench", help="output folder (default build/bench)")
@@ -98,7 +137,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--fresh", action="store_true", help="delete the trials already in --out first"
     )
     parser.add_argument(
-        "--report-only", action="store_true", help="only rebuild the table and plots"
+        "--report-only",
+        action="store_true",
+        help="only rebuild the table and plots (from <out>/trials/, else <out>/trials.tar.xz)",
+    )
+    parser.add_argument(
+        "--archive",
+        action="store_true",
+        help="pack the trial records into <out>/trials.tar.xz and write <out>/provenance.json",
+    )
+    parser.add_argument(
+        "--pairs",
+        action="store_true",
+        help="run the oracle on every (task, situation, step) pair with the whole house "
+        "present, list the unsolvable ones and check them against the judge files",
     )
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--planner", default="pyperplan", help="planner (default pyperplan)")
@@ -163,6 +215,10 @@ def _tasks(args: argparse.Namespace, dataset: SituationDataset) -> list[TaskSpec
         missing = [s.name for s in specs if s.dataset_id not in ids]
         if missing:
             raise CowpError(f"no dataset situations for task(s): {', '.join(missing)}")
+    if args.split != "all":
+        if args.tasks:
+            raise CowpError("give --tasks or --split, not both")
+        specs = [s for s in specs if s.split == args.split]
     return specs
 
 
@@ -181,12 +237,15 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.list_methods:
         for name, cls in method_registry.discover().items():
             print(f"{name:18s} {cls.label:18s} {'LLM' if cls.uses_llm else '   '}  {cls.summary}")
+        for name, error in method_registry.BROKEN.items():
+            print(f"{name:18s} {'(broken)':18s}       cannot be imported: {error}")
         return 0
     if args.trials < 1:
         raise CowpError("--trials must be at least 1")
+    if args.jobs < 1:
+        raise CowpError("--jobs must be at least 1")
     if not 0.0 <= args.p <= 1.0 or not 0.0 <= args.distractor_p <= 1.0:
         raise CowpError("--p and --distractor-p are probabilities: give values in 0..1")
-    methods = method_registry.select([m.strip() for m in args.methods.split(",") if m.strip()])
     dataset = SituationDataset.load(args.dataset)
     specs = _tasks(args, dataset)
     annotations = load_annotations(Path(args.annotations))
@@ -197,6 +256,9 @@ def run_bench(args: argparse.Namespace) -> int:
                 hint="write <task>.yaml (see benchmarks/annotations/README.md)",
             )
         annotations[spec.name].check_covers(dataset.for_task(spec.dataset_id or 0), spec)
+    if args.pairs:
+        return _pairs(specs, dataset, annotations, make_planner(args.planner))
+    methods = method_registry.select([m.strip() for m in args.methods.split(",") if m.strip()])
     out = Path(args.out)
     distractors = read_distractors(args.distractors) if args.distractors else ()
     if args.llm_timeout is None:
@@ -210,30 +272,43 @@ def run_bench(args: argparse.Namespace) -> int:
         dataset=str(Path(args.dataset).resolve()),
         p=args.p,
         seed=args.seed,
+        protocol=args.protocol,
         distractor_p=args.distractor_p if distractors else 0.0,
         distractors=distractors,
         model=model_label,
     )
-    if args.fresh and out.exists():
-        shutil.rmtree(out / "trials", ignore_errors=True)
-        (out / "config.json").unlink(missing_ok=True)
-    check_config(out, bench_settings)
+    if args.report_only:
+        _check_saved_config(out, bench_settings)
+    else:
+        if args.fresh and out.exists():
+            shutil.rmtree(out / "trials", ignore_errors=True)
+            (out / "config.json").unlink(missing_ok=True)
+        check_config(out, bench_settings)
     started = time.monotonic()
     _say(f"load before: {_load()}")
+    ran = 0
     if not args.report_only:
         total = len(specs) * args.trials * len(methods)
         progress = Progress(total)
         planner = make_planner(args.planner)
         with contextlib.ExitStack() as stack:
+            lock = threading.Lock()
+            started_endpoint: list = []
 
             def factory() -> LanguageModel | None:
-                """The shared client, starting the embedded model only when needed."""
+                """One client per worker over the one server (started once, when needed)."""
                 if not needs_llm:
                     return None
-                opened = open_model(
-                    settings, model_path=args.model_path, model_name=args.model, on_start=_started
-                )
-                return stack.enter_context(opened)
+                with lock:
+                    if not started_endpoint:
+                        endpoint = llm_endpoint(
+                            settings,
+                            model_path=args.model_path,
+                            model_name=args.model,
+                            on_start=_started,
+                        )
+                        started_endpoint.append(stack.enter_context(endpoint))
+                return OpenAICompatibleModel(started_endpoint[0])
 
             ran = run_trials(
                 out,
@@ -246,23 +321,37 @@ def run_bench(args: argparse.Namespace) -> int:
                 planner,
                 factory,
                 progress=progress,
+                jobs=args.jobs,
             )
         progress.close()
-        _say(f"ran {ran} (method, trial) pair(s) in {time.monotonic() - started:.0f} s")
+    run_seconds = time.monotonic() - started
+    if not args.report_only:
+        _say(f"ran {ran} (method, trial) pair(s) in {run_seconds:.0f} s with --jobs {args.jobs}")
     names = [m.name for m in methods]
     records = load_records(out, names, [s.name for s in specs], args.trials)
+    if not records:
+        raise CowpError(
+            f"no trial records in {out} for this selection",
+            hint=f"run without --report-only first, or point --out at a folder holding "
+            f"trials/ or {ARCHIVE}",
+        )
     labels = {m.name: m.label for m in methods}
-    result = aggregate(records, names, labels)
+    result = aggregate(records, names, labels, split_tasks())
     result["settings"] = bench_settings.to_dict() | {
         "trials_per_task": args.trials,
         "tasks": [s.name for s in specs],
         "methods": names,
+        "objects_present": sorted({r["objects_present"] for r in records}),
         "load_after": _load(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
     }
+    protocol = (
+        f"journal protocol (p={args.p})" if args.protocol == "journal" else "conference protocol"
+    )
     header = (
-        f"# cowp bench: {args.trials} trial(s) a task x {len(specs)} task(s), p={args.p}, "
-        f"seed={args.seed}, model={bench_settings.model or 'none'}"
+        f"# cowp bench: {args.trials} trial(s) a task x {len(specs)} task(s), {protocol}, "
+        f"seed={args.seed}, {'/'.join(map(str, result['settings']['objects_present']))} "
+        f"objects present, model={bench_settings.model or 'none'}"
     )
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -272,9 +361,82 @@ def run_bench(args: argparse.Namespace) -> int:
         title = header.removeprefix("# ")
         for path in plot(result, out, title):
             _say(f"plot: {path}")
+    if args.archive and not args.report_only:
+        _say(f"archive: {write_archive(out)}")
+        _write_provenance(out, run_seconds, ran, args.jobs)
     print(table)
     _say(f"results: {out / 'results.json'}, {out / 'results.md'}; load after: {_load()}")
     return 0
+
+
+def _check_saved_config(out: Path, settings: BenchSettings) -> None:
+    """--report-only: the folder's trials must be of these settings (never mixed)."""
+    path = out / "config.json"
+    if not path.is_file():
+        raise CowpError(
+            f"no config.json in {out}", hint="point --out at a folder a bench run wrote"
+        )
+    saved = json.loads(path.read_text())
+    wanted = settings.to_dict()
+    differ = sorted(k for k in wanted if saved.get(k) != wanted[k] and k != "dataset")
+    if differ:
+        raise CowpError(
+            f"{out} holds trials run with other settings ({', '.join(differ)})",
+            hint="give the options the run was made with (see its provenance.json)",
+        )
+
+
+def _write_provenance(out: Path, seconds: float, ran: int, jobs: int) -> None:
+    """The command, the commit and the time of the run beside its archive."""
+
+    def git(*cmd: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *cmd], cwd=REPO, capture_output=True, text=True, timeout=20, check=False
+            )
+            return done.stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    record = {
+        "command": "cowp " + shlex.join(sys.argv[1:]) if sys.argv else "",
+        "commit": git("rev-parse", "HEAD").strip(),
+        # tracked files that differed from the commit when the run ended (a reader can see
+        # whether any of them is code the run used)
+        "uncommitted": sorted(
+            line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()
+        ),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "run_seconds": round(seconds, 1),
+        "pairs_run": ran,
+        "jobs": jobs,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, load {_load()}",
+    }
+    (out / "provenance.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+def _pairs(
+    specs: list[TaskSpec], dataset: SituationDataset, annotations: dict, planner: Planner
+) -> int:
+    """`--pairs`: the oracle on every (task, situation, step) pair; disagreements fail."""
+    from cowp_ros.bench.solvability import disagreements, pairs
+
+    started = time.monotonic()
+    found = []
+    for spec in specs:
+        rows = pairs(spec, dataset, annotations[spec.name], planner)
+        found.extend(rows)
+        blocking = [r for r in rows if r.blocking]
+        solved = sum(r.solved for r in blocking)
+        print(f"{spec.name}: {len(rows)} pairs, {len(blocking)} blocking, {solved} solved")
+        for row in rows:
+            if row.blocking and not row.solved:
+                print(f"  unsolvable: {row.line()}")
+    wrong = disagreements(found)
+    for row in wrong:
+        print(f"DISAGREES with the judge file: {row.line()}")
+    print(f"{len(found)} pairs in {time.monotonic() - started:.0f} s; {len(wrong)} disagreement(s)")
+    return 1 if wrong else 0
 
 
 def _started(server: LocalServer) -> None:

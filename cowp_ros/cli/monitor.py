@@ -45,7 +45,7 @@ from cowp_ros.cowp.calibration.evaluation import (
 from cowp_ros.cowp.calibration.plot import plot_curves
 from cowp_ros.cowp.calibration.scoring import VARIANTS, get_variant
 from cowp_ros.cowp.calibration.situations import (
-    SPLIT_SEED,
+    SPLIT_BY,
     CalibrationItem,
     assign_splits,
     load_benign_situations,
@@ -70,11 +70,12 @@ def _say(message: str) -> None:
 @contextlib.contextmanager
 def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
     """The configured server's model, or the embedded one (tests hand in a scripted one)."""
-    from cowp_ros.llm.endpoint import open_model
+    from cowp_ros.llm.client import OpenAICompatibleModel
+    from cowp_ros.llm.endpoint import llm_endpoint
 
     settings = settings_from_args(args)
-    with open_model(settings, model_path=args.model_path, model_name=args.model) as model:
-        yield model
+    with llm_endpoint(settings, model_path=args.model_path, model_name=args.model) as endpoint:
+        yield OpenAICompatibleModel(endpoint)
 
 
 def limit_items(items: Sequence[CalibrationItem], per_stratum: int | None) -> list[CalibrationItem]:
@@ -156,7 +157,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     wanted_keys = {item.key for item in wanted}
     dev_keys = {item.key for item in dev}
-    print(f"\nmodel {model_name}; split {args.split} (seed {SPLIT_SEED!r})")
+    print(f"\nmodel {model_name}; split {args.split} (by {SPLIT_BY})")
     print(
         f"goal: recall >= {GOAL_RECALL:.0%} with false alarms <= {GOAL_FALSE_ALARM:.0%}; "
         "threshold chosen on dev, applied to the split"
@@ -231,7 +232,7 @@ def _eval(args: argparse.Namespace) -> int:
             best,
             round(point.threshold, 4),
             examples_of(pool, best),
-            tuned_on_record("dev", SPLIT_SEED, point.to_dict(), point.meets(), auc),
+            tuned_on_record("dev", SPLIT_BY, point.to_dict(), point.meets(), auc),
         )
         write_calibration(config, calibration)
         print(

@@ -234,6 +234,38 @@ class OpenAICompatibleModel:
         self._store("complete", key, {"text": text})
         return text
 
+    def next_tokens(self, prompt: str, *, top: int = 20) -> list[tuple[str, float]]:
+        """The `top` most likely next tokens after a raw text `prompt`, with log-probs.
+
+        A plain completion (no chat template), one output token: what SayCan-style
+        scoring of a fixed set of skills needs (`cowp_ros.llm.skill_scoring` walks
+        the skills' words with it). Cached like every other answer.
+        """
+        key = {"prompt": prompt, "top": top, "method": "completion-top-logprobs"}
+        hit = self._cached("next_tokens", key)
+        if hit is not None:
+            return [(str(token), float(lp)) for token, lp in hit["top"]]
+        model = self.name
+        started = time.monotonic()
+        reply = self._call(
+            lambda: self._client.completions.create(
+                model=model, prompt=prompt, max_tokens=1, temperature=0.0, logprobs=top
+            )
+        )
+        usage = getattr(reply, "usage", None)
+        with self._usage_lock:
+            self.usage.seconds += time.monotonic() - started
+            self.usage.calls += 1
+            self.usage.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+            self.usage.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        if not getattr(reply, "choices", None):
+            raise self._garbage("the completion has no choices")
+        found = _completion_top(reply.choices[0])
+        if not found:
+            raise self._garbage("the completion has no log-probabilities")
+        self._store("next_tokens", key, {"top": [list(pair) for pair in found]})
+        return found
+
     # --- batching helpers ----------------------------------------------------------
 
     def rank(
@@ -405,3 +437,33 @@ def _first_token_top(reply: Any) -> list[tuple[str, float]]:
     if not pairs:
         pairs = [(str(first.token), float(first.logprob))]
     return pairs
+
+
+def _completion_top(choice: Any) -> list[tuple[str, float]]:
+    """A completion choice's first-token alternatives, in either log-prob layout.
+
+    OpenAI's legacy layout is `logprobs.top_logprobs[0]` (token -> log-prob); llama.cpp
+    answers with the chat layout (`logprobs.content[0].top_logprobs`). Both are read.
+    """
+    logprobs = getattr(choice, "logprobs", None)
+    if logprobs is None:
+        return []
+    content = getattr(logprobs, "content", None)
+    if content is None and isinstance(logprobs, dict):
+        content = logprobs.get("content")
+    if content is None:
+        extra = getattr(logprobs, "model_extra", None) or {}
+        content = extra.get("content")
+    if content:
+        first = content[0]
+        get = first.get if isinstance(first, dict) else lambda k, d=None: getattr(first, k, d)
+        alternatives = get("top_logprobs") or [{"token": get("token"), "logprob": get("logprob")}]
+        pairs = []
+        for alt in alternatives:
+            alt_get = alt.get if isinstance(alt, dict) else lambda k, a=alt: getattr(a, k, None)
+            pairs.append((str(alt_get("token")), float(alt_get("logprob"))))
+        return pairs
+    legacy = getattr(logprobs, "top_logprobs", None)
+    if legacy:
+        return [(str(token), float(lp)) for token, lp in dict(legacy[0]).items()]
+    return []

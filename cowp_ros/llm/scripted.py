@@ -8,6 +8,7 @@ what was asked, not only what was decided.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ class ScriptedModel:
     yes_no: Sequence[Rule] = ()
     choices: Sequence[Rule] = ()
     completions: Sequence[Rule] = ()
+    continuations: Sequence[Rule] = ()
+    """For `next_tokens`: (pattern on the prompt, the continuation the model prefers)."""
     default_yes_no: bool | None = True
     default_choice: int | None = 0
     name: str = "scripted"
@@ -94,6 +97,29 @@ class ScriptedModel:
         text = str(answer) if matched else ""
         self.log.append(("complete", prompt, text))
         return text
+
+    def next_tokens(self, prompt: str, *, top: int = 20) -> list[tuple[str, float]]:
+        """The next word piece of the preferred continuation (log P = log 0.9), and a
+        token that continues nothing (log 0.1).
+
+        A rule applies when its pattern matches the prompt without the part of its
+        continuation already written at the prompt's end; with none, the model prefers
+        nothing ("?" only). Each call counts as a model call.
+        """
+        self._count()
+        for pattern, answer in self.continuations:
+            text = str(answer)
+            done = next((k for k in range(len(text), -1, -1) if prompt.endswith(text[:k])), 0)
+            if re.search(pattern, prompt[: len(prompt) - done], flags=re.IGNORECASE):
+                rest = text[done:]
+                if not rest:
+                    break
+                piece = re.match(r" ?[A-Za-z0-9]+|.", rest, flags=re.DOTALL)
+                assert piece is not None
+                self.log.append(("next_tokens", prompt, piece.group(0)))
+                return [(piece.group(0), math.log(0.9)), ("\u2047", math.log(0.1))][:top]
+        self.log.append(("next_tokens", prompt, "?"))
+        return [("\u2047", 0.0)]
 
     def questions(self, kind: str = "yes_no") -> list[str]:
         """The questions asked of one kind, in order."""

@@ -7,6 +7,7 @@ from cowp_ros.tasks.registry import (
     all_tasks,
     get_task,
     pddl_dir,
+    split_tasks,
     task_names,
     tasks_for_dataset,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "all_tasks",
     "get_task",
     "pddl_dir",
+    "split_tasks",
     "task_names",
     "tasks_for_dataset",
 ]

@@ -45,11 +45,28 @@ class TaskSpec:
     phrases: Mapping[str, str]
     aliases: tuple[str, ...] = ()
     dataset_id: int | None = None
+    split: str | None = None
+    """`dev` or `test` for the dataset tasks (see `split_tasks`), None for the others."""
+    release_actions: tuple[str, ...] = ()
+    """Actions that let go of a held object (the benchmark allows them on an unusable one)."""
+    house_path: Path | None = None
+    """The benchmark's problem (dataset tasks): the house of 86 objects a trial samples."""
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def load(self) -> PlanningTask:
         """The task's full problem: its own objects and the whole pool of stand-ins."""
         return PlanningTask.load(self.domain_path, self.problem_path)
+
+    def load_house(self) -> PlanningTask:
+        """The benchmark's house: the task with every object a trial may have present.
+
+        Same domain, initial state and goal as `load()`, over more objects (second
+        objects of the task's own kinds among them). A task without a house file has
+        its problem as its house.
+        """
+        if self.house_path is None:
+            return self.load()
+        return PlanningTask.load(self.domain_path, self.house_path)
 
     def pool(self, task: PlanningTask | None = None) -> list[str]:
         """The problem's objects that the closed-world plan does not need, in name order."""
@@ -134,9 +151,38 @@ def _registry(directory: Path) -> dict[str, TaskSpec]:
             phrases=dict(entry.get("phrases") or {}),
             aliases=tuple(str(a) for a in entry.get("aliases") or ()),
             dataset_id=entry.get("dataset_id"),
+            split=_split_of(name, entry.get("split")),
+            release_actions=tuple(str(a) for a in entry.get("release_actions") or ()),
+            house_path=directory / entry["house"] if entry.get("house") else None,
             extra={k: v for k, v in entry.items() if k not in TaskSpec.__dataclass_fields__},
         )
     return specs
+
+
+SPLITS = ("dev", "test")
+
+
+def _split_of(task: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if value not in SPLITS:
+        raise CowpError(f"task {task}: split must be one of {', '.join(SPLITS)}, not {value!r}")
+    return str(value)
+
+
+def split_tasks(directory: Path | None = None) -> dict[str, list[str]]:
+    """The fixed dev/test split of the dataset tasks: {"dev": [...], "test": [...]}.
+
+    Written once in the registry (`split:` per task, with the reason in its header), so
+    the monitor calibration, the acquirer's threshold and the benchmark tables all read
+    the same split: a threshold is chosen on dev tasks, a figure on test tasks is only
+    ever reported.
+    """
+    found: dict[str, list[str]] = {name: [] for name in SPLITS}
+    for spec in all_tasks(directory).values():
+        if spec.split is not None:
+            found[spec.split].append(spec.name)
+    return found
 
 
 def all_tasks(directory: Path | None = None) -> dict[str, TaskSpec]:

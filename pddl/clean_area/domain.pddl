@@ -3,6 +3,9 @@
 ;; each situation at the step the data names. Predicates range over the root type `thing`
 ;; so that the Knowledge Acquirer can retype an action's parameter (a bowl in the cup's
 ;; role) without redeclaring predicates. Only positive preconditions: pyperplan is STRIPS.
+;; `put_down` releases whatever the robot holds, wherever it is: the benchmark lets it act
+;; on an object a situation made unusable (a broken cup must leave the hand before
+;; another can be held); tasks.yaml lists it under `release_actions`.
 (define (domain clean_area)
   (:requirements :strips :typing)
   (:types
@@ -42,4 +45,8 @@
   (:action clean_area
     :parameters (?v - vacuum ?a - area ?t - table)
     :precondition (and (holding ?v) (switched_on ?v) (found ?t) (beside ?a ?t))
-    :effect (cleaned ?a)))
+    :effect (cleaned ?a))
+  (:action put_down
+    :parameters (?x - item ?p - place)
+    :precondition (holding ?x)
+    :effect (and (hand_free) (not (holding ?x)))))

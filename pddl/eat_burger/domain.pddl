@@ -3,6 +3,8 @@
 ;; each situation at the step the data names. Predicates range over the root type `thing`
 ;; so that the Knowledge Acquirer can retype an action's parameter (a bowl in the cup's
 ;; role) without redeclaring predicates. Only positive preconditions: pyperplan is STRIPS.
+;; The goal `(meal_ready)` names no table: the burger served last, at a table (or an
+;; accepted stand-in for it) where a seat is ready and cutlery is laid, sets it.
 (define (domain eat_burger)
   (:requirements :strips :typing)
   (:types
@@ -20,7 +22,8 @@
     (seat_ready ?t - place)
     (placed ?x - item ?t - place)
     (food_served ?t - place)
-    (cutlery_set ?t - place))
+    (cutlery_set ?t - place)
+    (meal_ready))
   (:action find_table
     :parameters (?t - table)
     :precondition (and)
@@ -47,8 +50,8 @@
     :effect (found ?b))
   (:action serve_burger
     :parameters (?b - burger ?p - plate ?t - table)
-    :precondition (and (found ?b) (placed ?p ?t))
-    :effect (food_served ?t))
+    :precondition (and (found ?b) (placed ?p ?t) (seat_ready ?t) (cutlery_set ?t))
+    :effect (and (food_served ?t) (meal_ready)))
   (:action find_fork
     :parameters (?f - fork)
     :precondition (and)

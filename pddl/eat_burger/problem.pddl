@@ -54,4 +54,4 @@
     room_1 - room)
   (:init
     )
-  (:goal (and (seat_ready table_1) (food_served table_1) (cutlery_set table_1))))
+  (:goal (meal_ready)))

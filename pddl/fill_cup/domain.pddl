@@ -3,6 +3,9 @@
 ;; each situation at the step the data names. Predicates range over the root type `thing`
 ;; so that the Knowledge Acquirer can retype an action's parameter (a bowl in the cup's
 ;; role) without redeclaring predicates. Only positive preconditions: pyperplan is STRIPS.
+;; `put_down` releases whatever the robot holds, wherever it is: the benchmark lets it act
+;; on an object a situation made unusable (a broken cup must leave the hand before
+;; another can be held); tasks.yaml lists it under `release_actions`.
 (define (domain fill_cup)
   (:requirements :strips :typing)
   (:types
@@ -45,4 +48,8 @@
   (:action place_cup
     :parameters (?c - cup ?t - table)
     :precondition (and (holding ?c) (filled_with_water ?c))
-    :effect (and (water_served ?t) (hand_free) (not (holding ?c)))))
+    :effect (and (water_served ?t) (hand_free) (not (holding ?c))))
+  (:action put_down
+    :parameters (?x - item ?p - place)
+    :precondition (holding ?x)
+    :effect (and (hand_free) (not (holding ?x)))))

@@ -3,6 +3,12 @@
 ;; each situation at the step the data names. Predicates range over the root type `thing`
 ;; so that the Knowledge Acquirer can retype an action's parameter (a bowl in the cup's
 ;; role) without redeclaring predicates. Only positive preconditions: pyperplan is STRIPS.
+;; The goal `(table_set)` names no table: a plate and a fork on one accepted stand-in for
+;; the table (a desk, when the table is unusable) set it too; place_fork needs the plate
+;; on the same table first.
+;; `put_down` releases whatever the robot holds, wherever it is: the benchmark lets it act
+;; on an object a situation made unusable (a broken cup must leave the hand before
+;; another can be held); tasks.yaml lists it under `release_actions`.
 (define (domain set_table)
   (:requirements :strips :typing)
   (:types
@@ -22,7 +28,8 @@
     (hand_free)
     (holding ?x - item)
     (plate_set ?t - place)
-    (fork_set ?t - place))
+    (fork_set ?t - place)
+    (table_set))
   (:action find_cupboard
     :parameters (?c - cupboard)
     :precondition (and)
@@ -62,4 +69,8 @@
   (:action place_fork
     :parameters (?f - fork ?t - table)
     :precondition (and (holding ?f) (near ?t) (plate_set ?t))
-    :effect (and (fork_set ?t) (hand_free) (not (holding ?f)))))
+    :effect (and (fork_set ?t) (table_set) (hand_free) (not (holding ?f))))
+  (:action put_down
+    :parameters (?x - item ?p - place)
+    :precondition (holding ?x)
+    :effect (and (hand_free) (not (holding ?x)))))

@@ -54,4 +54,4 @@
     room_1 - room)
   (:init
     (hand_free))
-  (:goal (and (plate_set table_1) (fork_set table_1))))
+  (:goal (table_set)))

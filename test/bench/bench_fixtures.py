@@ -10,32 +10,52 @@ from cowp_ros.bench.annotations import (
     TaskAnnotation,
     load_annotation,
 )
-from cowp_ros.bench.simulator import Episode, ScheduledEvent
+from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.tasks import TaskSpec, get_task
 
 REPO = Path(__file__).resolve().parents[2]
 ANNOTATIONS = REPO / "benchmarks" / "annotations"
-DATASET = REPO.parent / "shared" / "data" / "cowp"
+DATASET = default_dataset_dir()
 PRESENT = ["cup_1", "faucet_1", "table_1", "bowl_1", "pan_1", "fork_1"]
 
 
-def fill_cup() -> tuple[TaskSpec, PlanningTask, TaskAnnotation]:
+def fill_cup(present: list[str] | None = None) -> tuple[TaskSpec, PlanningTask, TaskAnnotation]:
     spec = get_task("fill_cup")
-    world = keep_objects(spec.load(), PRESENT)
+    world = keep_objects(spec.load_house(), present or PRESENT)
     return spec, world, load_annotation(ANNOTATIONS / "fill_cup.yaml")
 
 
-def disables(target: str) -> SituationEffect:
-    return SituationEffect(Effect.DISABLES_OBJECT, target, "", "test")
+def disables(*targets: str) -> SituationEffect:
+    return SituationEffect(Effect.DISABLES, tuple(targets), "", "test")
 
 
-def situation(text: str, action: str, target: str | None = "cup_1", **kw: object) -> ScheduledEvent:
-    effect = kw.pop("effect", None) or disables(str(target))
-    return ScheduledEvent("situation", f"4/{text}", text, action, 0, effect, "cup")  # type: ignore[arg-type]
+def situation(
+    text: str,
+    action: str,
+    target: str | None = "cup_1",
+    *,
+    effect: SituationEffect | None = None,
+    blocking: bool = True,
+) -> ScheduledEvent:
+    """A dataset-like situation; blocking unless said otherwise (the runner decides that
+    per trial, see `runner.classify`)."""
+    effect = effect or disables(str(target))
+    targets = effect.targets if effect.effect is Effect.DISABLES else ()
+    return ScheduledEvent(
+        "situation", f"4/{text}", text, action, 0, effect, "cup", blocking, targets
+    )
 
 
-def episode(*events: ScheduledEvent, max_attempts: int = 40) -> Episode:
-    spec, world, annotation = fill_cup()
-    return Episode(spec, world, tuple(events), annotation, max_attempts=max_attempts)
+def world(
+    *events: ScheduledEvent, max_attempts: int = 40, present: list[str] | None = None
+) -> World:
+    spec, task, annotation = fill_cup(present)
+    return World(spec, task, tuple(events), annotation, max_attempts=max_attempts)
+
+
+def episode(*events: ScheduledEvent, max_attempts: int = 40) -> World:
+    """The world of a small fill_cup trial (hand methods `.view()`, read `.record`)."""
+    return world(*events, max_attempts=max_attempts)

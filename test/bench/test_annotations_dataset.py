@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 from bench_fixtures import ANNOTATIONS, DATASET
 
-from cowp_ros.bench.annotations import Effect, load_annotation, load_annotations
+from cowp_ros.bench.annotations import (
+    Effect,
+    inconsistencies,
+    load_annotation,
+    load_annotations,
+)
 from cowp_ros.bench.dataset import DatasetSituation, SituationDataset, draw_situation
 from cowp_ros.errors import CowpError
 from cowp_ros.tasks import get_task
@@ -36,22 +41,27 @@ def test_every_dataset_situation_has_an_effect_written_down() -> None:
 def test_effects_come_from_overrides_object_words_or_the_default_object() -> None:
     annotation = load_annotation(ANNOTATIONS / "fill_cup.yaml")
     spec = get_task("fill_cup")
-    assert annotation.effect_of(situation(0, "cup"), spec).target == "cup_1"
+    assert annotation.effect_of(situation(0, "cup"), spec).targets == ("cup_1",)
     water = annotation.effect_of(situation(4, "water"), spec)
-    assert (water.target, water.rule) == ("faucet_1", "objects.water")
+    assert (water.targets, water.rule) == (("faucet_1",), "situations.4")
+    assert water.targets_at("place_cup") == ("faucet_1", "cup_1")  # the full cup too
+    sink = annotation.effect_of(situation(8, "sink"), spec)
+    assert (sink.targets, sink.rule) == (("faucet_1",), "objects.sink")
     hot = annotation.effect_of(situation(5, "water"), spec)
-    assert hot.effect is Effect.BEYOND_SKILLS and hot.why
+    assert hot.effect is Effect.BEYOND_SKILLS and hot.why and hot.targets_at("fill_cup") == ()
     with pytest.raises(CowpError, match="no effect written down"):
         annotation.effect_of(situation(99, "power"), spec)
 
 
-def test_acceptability_is_per_role_and_counted() -> None:
-    annotation = load_annotation(ANNOTATIONS / "fill_cup.yaml")
-    assert annotation.acceptable_in_role("cup", "bowl")
-    assert not annotation.acceptable_in_role("cup", "pan")
-    assert not annotation.acceptable_in_role("faucet", "sink")
-    assert annotation.counts["acceptable.cup.bowl=yes"] == 1
-    assert annotation.counts["acceptable.cup.pan=no"] == 1
+def test_stand_ins_are_judged_per_action_and_counted() -> None:
+    annotation = load_annotation(ANNOTATIONS / "clean_area.yaml")
+    assert annotation.accepts("vacuum", "broom", "clean_area")
+    assert not annotation.accepts("vacuum", "broom", "plug_vacuum")  # no plugging a broom
+    assert not annotation.accepts("vacuum", "mop", "clean_area")
+    assert annotation.counts["stand_ins.vacuum.broom.plug_vacuum=no"] == 1
+    assert annotation.accepted_for_role("vacuum", ["grasp_vacuum", "plug_vacuum"]) == []
+    fill = load_annotation(ANNOTATIONS / "fill_cup.yaml")
+    assert fill.accepted_kinds("cup", "place_cup") == ["bottle", "bowl", "glass", "mug"]
 
 
 def test_a_malformed_annotation_is_refused_with_the_format_named(tmp_path: Path) -> None:
@@ -59,6 +69,35 @@ def test_a_malformed_annotation_is_refused_with_the_format_named(tmp_path: Path)
     bad.write_text("task: fill_cup\ndataset_id: 4\nsituations:\n  3: {effect: melts}\n")
     with pytest.raises(CowpError, match=r"annotations/README\.md"):
         load_annotation(bad)
+    old = tmp_path / "old.yaml"
+    old.write_text("task: fill_cup\ndataset_id: 4\nacceptable: {cup: [bowl]}\n")
+    with pytest.raises(CowpError, match="old format"):
+        load_annotation(old)
+    unsolvable = tmp_path / "unsolvable.yaml"
+    unsolvable.write_text("task: fill_cup\ndataset_id: 4\nunsolvable: {5: {reason: hard}}\n")
+    with pytest.raises(CowpError, match="reason must be one of"):
+        load_annotation(unsolvable)
+
+
+def test_a_stand_in_for_an_action_its_role_does_not_have_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "fill_cup.yaml"
+    bad.write_text("task: fill_cup\ndataset_id: 4\nstand_ins: {cup: {bowl: [turnon_faucet]}}\n")
+    with pytest.raises(CowpError, match="not actions with a cup"):
+        load_annotation(bad).check_covers([], get_task("fill_cup"))
+
+
+@needs_dataset
+def test_the_same_words_are_judged_alike_in_every_task_unless_a_file_says_why() -> None:
+    dataset = SituationDataset.load(DATASET)
+    annotations = load_annotations(ANNOTATIONS)
+    specs = {s: get_task(s) for s in dataset.task_ids()}
+    assert inconsistencies(annotations, dataset.situations, specs) == []
+    # "the table is dirty." is judged in three tasks; plate_to_sink says why it differs
+    assert annotations["plate_to_sink"].task_specific(9)
+    annotations["plate_to_sink"].situations[9].pop("task_specific")
+    found = inconsistencies(annotations, dataset.situations, specs)
+    assert [(f.text, f.object) for f in found] == [("the table is dirty", "table")]
+    assert "plate_to_sink #9: no_effect" in str(found[0])
 
 
 def test_situations_are_drawn_by_the_crowd_count_at_the_step(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
-"""`cowp bench` end to end through the real CLI: table, plots, resume, settings checks."""
+"""`cowp bench` end to end through the real CLI: table, plots, resume, evidence, checks."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,26 +24,64 @@ def bench(tmp_path: Path, *extra: str) -> int:
 def test_a_run_without_llm_writes_results_table_and_plots_and_resumes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert bench(tmp_path, "--methods", "cw,ek", "--trials", "2", "--p", "0.5") == 0
+    assert bench(tmp_path, "--methods", "oracle,cw", "--trials", "2", "--p", "0.5") == 0
     out = tmp_path / "out"
     result = json.loads((out / "results.json").read_text())
-    assert set(result["methods"]) == {"cw", "ek"}
+    assert set(result["methods"]) == {"oracle", "cw"}
+    assert result["settings"]["objects_present"] == [43]
+    assert result["splits"]["test"] == ["plate_to_sink", "pour_coke", "eat_burger"]
     cw = result["methods"]["cw"]["overall"]
-    assert cw["trials"] == 12 and cw["situations"] > 0 and cw["llm_calls"] == 0
-    assert cw["completion_without_situation_pct"] in (None, 100.0)
-    assert cw["handling_blocking_pct"] == 0.0  # CW never changes its plan
-    assert set(result["judge"]) <= {t for t in result["tasks"]}
-    assert "| CW | 12 |" in (out / "results.md").read_text()
+    assert cw["trials"] == 12 and cw["situations_drawn"] > 0 and cw["llm_calls"] == 0
+    assert cw["completion_without_situation"]["pct"] in (None, 100.0)
+    assert cw["handling"]["k"] == 0  # CW never changes its plan: 0 by construction
+    assert result["methods"]["oracle"]["overall"]["handling_share_of_oracle"] in (None, 100.0)
+    table = (out / "results.md").read_text()
+    assert table.index("### Test tasks") < table.index("### Dev tasks") < table.index("### All")
+    assert "| CW | 12 |" in table
     for plot in ("overall.png", "per_task.png", "per_object.png"):
         assert (out / plot).stat().st_size > 10_000
-    assert len(list((out / "trials" / "ek").glob("*.json"))) == 12
+    assert len(list((out / "trials" / "oracle").glob("*.json"))) == 12
     capsys.readouterr()
 
-    assert bench(tmp_path, "--methods", "cw,ek", "--trials", "3", "--p", "0.5", "--no-plots") == 0
+    assert (
+        bench(tmp_path, "--methods", "oracle,cw", "--trials", "3", "--p", "0.5", "--no-plots") == 0
+    )
     err = capsys.readouterr().err
     assert "ran 12 (method, trial)" in err  # only the third trial of each task ran
     again = json.loads((out / "results.json").read_text())
     assert again["methods"]["cw"]["overall"]["trials"] == 18
+
+
+def test_kept_evidence_rebuilds_the_same_table_from_the_archive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--methods", "oracle,cw", "--tasks", "pour_coke,fill_cup", "--trials", "3",
+            "--protocol", "conference", "--no-plots"]  # fmt: skip
+    assert bench(tmp_path, *args, "--archive") == 0
+    out = tmp_path / "out"
+    table = (out / "results.md").read_text()
+    provenance = json.loads((out / "provenance.json").read_text())
+    assert provenance["command"].startswith("cowp ") and len(provenance["commit"]) == 40
+    assert provenance["run_seconds"] > 0 and provenance["pairs_run"] == 12
+    shutil.rmtree(out / "trials")
+    (out / "results.md").unlink()
+    assert bench(tmp_path, *args, "--report-only") == 0
+    assert (out / "results.md").read_text() == table
+    capsys.readouterr()
+    assert (
+        bench(tmp_path, *[a if a != "conference" else "journal" for a in args], "--report-only")
+        == 1
+    )
+    assert "other settings (protocol)" in capsys.readouterr().err
+
+
+def test_the_conference_protocol_has_one_situation_a_trial(tmp_path: Path) -> None:
+    assert bench(tmp_path, "--methods", "cw", "--trials", "4", "--protocol", "conference",
+                 "--split", "test", "--no-plots") == 0  # fmt: skip
+    paths = list((tmp_path / "out" / "trials" / "cw").glob("*.json"))
+    assert {p.name.rsplit("-", 1)[0] for p in paths} == {"plate_to_sink", "pour_coke", "eat_burger"}
+    for path in paths:
+        assert len(json.loads(path.read_text())["situations"]) == 1
 
 
 def test_trials_of_other_settings_are_not_mixed(
@@ -53,7 +92,7 @@ def test_trials_of_other_settings_are_not_mixed(
     assert "other settings (p)" in capsys.readouterr().err
 
 
-def test_distractors_are_raised_and_a_kept_plan_is_no_failure(tmp_path: Path) -> None:
+def test_distractors_are_raised_and_a_kept_plan_is_no_change(tmp_path: Path) -> None:
     sentences = tmp_path / "benign.txt"
     sentences.write_text("# benign\nthe cup is blue.\nit is sunny outside.\n")
     assert bench(
@@ -61,8 +100,8 @@ def test_distractors_are_raised_and_a_kept_plan_is_no_failure(tmp_path: Path) ->
         "--distractors", str(sentences), "--distractor-p", "0.5",
     ) == 0  # fmt: skip
     cw = json.loads((tmp_path / "out" / "results.json").read_text())["methods"]["cw"]["overall"]
-    assert cw["distractors_raised"] > 0 and cw["distractor_failures"] == 0
-    assert cw["completion_pct"] == 100.0
+    assert cw["distractors_changed"]["n"] > 0 and cw["distractors_changed"]["k"] == 0
+    assert cw["completion"]["pct"] == 100.0
 
 
 def test_distractors_tied_to_a_task_are_raised_only_in_it_and_at_their_step(
@@ -111,8 +150,17 @@ def test_unknown_methods_and_listing(capsys: pytest.CaptureFixture[str], tmp_pat
     assert "known methods: " in capsys.readouterr().err
     assert main(["bench", "--list-methods"]) == 0
     listed = capsys.readouterr().out
-    for name in ("cowp", "cw", "ek", "lmzsp", "progprompt", "inner_monologue"):
+    for name in ("oracle", "cowp", "cw", "ek"):
         assert name in listed
+
+
+def test_pairs_lists_what_even_the_oracle_cannot_solve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert bench(tmp_path, "--pairs", "--tasks", "pour_coke") == 0
+    out = capsys.readouterr().out
+    assert "pour_coke: " in out and "0 disagreement(s)" in out
+    assert "unsolvable: pour_coke #11 'the robot cannot recognize the bottle" in out
 
 
 @pytest.mark.llm
@@ -127,7 +175,7 @@ def test_a_tiny_run_with_the_embedded_model(tmp_path: Path) -> None:
         "--methods", "cowp,lmzsp,progprompt,inner_monologue",
     ) == 0  # fmt: skip
     result = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert result["methods"]["cowp"]["overall"]["completion_pct"] == 100.0
+    assert result["methods"]["cowp"]["overall"]["completion"]["pct"] == 100.0
     for name in ("lmzsp", "progprompt", "inner_monologue"):
         usage = result["methods"][name]["overall"]
         assert usage["llm_questions"] == usage["llm_calls"] + usage["cache_hits"] > 0

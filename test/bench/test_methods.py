@@ -2,30 +2,35 @@
 
 from __future__ import annotations
 
-from bench_fixtures import episode, fill_cup, situation
+import ast
+from pathlib import Path
+
+import pytest
+from bench_fixtures import DATASET, situation, world
 
 from cowp_ros.bench import methods as registry
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.methods._common import admissible_actions, best_match, similarity
+from cowp_ros.bench.methods._common import Translator, admissible_actions
+from cowp_ros.bench.methods.ek import kind_of, parse_answers, stand_ins
 from cowp_ros.bench.methods.progprompt import parse_program
-from cowp_ros.bench.runner import Trial, run_one
+from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.planning import PlanStep, make_planner
+from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 
 DIRTY_CUP = situation("the cup is dirty.", "hold_cup")
 SIX = {"cowp", "cw", "ek", "lmzsp", "progprompt", "inner_monologue"}
 
 
-def context(model: ScriptedModel | None = None, seed: int = 0) -> MethodContext:
-    spec, _, annotation = fill_cup()
+def context(model: ScriptedModel | None = None, seed: int = 0, **options: object) -> MethodContext:
     return MethodContext(
-        spec=spec,
+        spec=get_task("fill_cup"),
         planner=make_planner("pyperplan"),
         model=MeteredModel(model) if model else None,
         seed=seed,
-        annotation=annotation,
+        options={"dataset": str(DATASET), **options},
     )
 
 
@@ -38,12 +43,271 @@ def test_the_six_methods_are_discovered_with_their_protocol() -> None:
 
 
 def test_cw_completes_without_situations_and_cannot_handle_one() -> None:
-    quiet = episode()
-    registry.discover()["cw"](context()).run(quiet)
+    quiet = world()
+    registry.discover()["cw"](context()).run(quiet.view())
     assert quiet.record.completed
-    dirty = episode(DIRTY_CUP)
-    registry.discover()["cw"](context()).run(dirty)
+    dirty = world(DIRTY_CUP)
+    registry.discover()["cw"](context()).run(dirty.view())
     assert not dirty.record.completed and "failed 3 times" in dirty.record.gave_up
+
+
+# ---- the text -> action translation (LMZSP) -------------------------------------------
+
+
+def translator() -> Translator:
+    spec = get_task("fill_cup")
+    return Translator(admissible_actions(world().problem, ActionPhrases(spec.phrases)))
+
+
+def test_free_text_steps_land_on_the_action_they_mean() -> None:
+    translate = translator().translate
+    assert translate("pick up the bowl").action.step == PlanStep("hold_cup", ("bowl_1",))
+    assert translate("fill the bowl with water").action.step == PlanStep(
+        "fill_cup", ("bowl_1", "faucet_1")
+    )
+    # a step that names no stand-in means the usual objects, never a swap to another place
+    assert translate("fill the cup with water").action.step == PlanStep(
+        "fill_cup", ("cup_1", "faucet_1")
+    )
+    assert translate("switch the tap on").action.step == PlanStep("turnon_faucet", ("faucet_1",))
+    exact = translate("find the faucet")
+    assert exact.action.text == "find the faucet" and exact.similarity > 0.99
+
+
+def test_two_groundings_that_read_the_same_keep_the_typed_one() -> None:
+    spec = get_task("fill_cup")
+    admissible = admissible_actions(world().problem, ActionPhrases(spec.phrases))
+    texts = [a.text for a in admissible]
+    assert len(texts) == len(set(texts))
+    typed = {a.step for a in admissible if not a.swapped}
+    assert PlanStep("hold_cup", ("cup_1",)) in typed
+    swapped = {a.step: a.swapped for a in admissible if a.swapped}
+    assert swapped[PlanStep("hold_cup", ("bowl_1",))] == "bowl"
+
+
+# ---- LMZSP ---------------------------------------------------------------------------
+
+
+def lmzsp_model(steps: list[str]) -> ScriptedModel:
+    return ScriptedModel(completions=[(rf"Step {i + 1}:$", t) for i, t in enumerate(steps)])
+
+
+def test_lmzsp_translates_each_step_and_runs_the_plan_open_loop() -> None:
+    steps = [
+        "find the faucet",
+        "turn the faucet on",
+        "find the faucet",  # a repeat does not end the plan
+        "look for a cup",
+        "hold the cup in your hand",
+        "fill the cup with water from the tap",
+        "put the cup on the table",
+        "done",
+    ]
+    model = lmzsp_model(steps)
+    method = registry.discover()["lmzsp"](context(model))
+    ep = world()
+    method.run(ep.view())
+    assert [s.action for s in method.plan] == [
+        "find_faucet", "turnon_faucet", "find_faucet", "find_cup", "hold_cup", "fill_cup",
+        "place_cup",
+    ]  # fmt: skip
+    assert ep.record.completed
+    # the translation, not the raw text, is what the model sees next
+    prompts = model.questions("complete")
+    assert "Step 2: turn on the faucet\nStep 3:" in prompts[2]
+    assert any("'hold the cup in your hand' -> (hold_cup cup_1)" in line for line in method.trace())
+    assert method.trace()[-1] == "plan ended: step 8: the model wrote 'done'"
+
+
+def test_lmzsp_cannot_recover_from_a_situation() -> None:
+    steps = ["find the cup", "hold the cup", "done"]
+    ep = world(DIRTY_CUP)
+    registry.discover()["lmzsp"](context(lmzsp_model(steps))).run(ep.view())
+    assert not ep.record.completed and "cannot recover" in ep.record.gave_up
+
+
+# ---- Inner Monologue -----------------------------------------------------------------
+
+
+def monologue_model() -> ScriptedModel:
+    """Prefers, after each line of the monologue, the skill a sensible robot would do."""
+    return ScriptedModel(
+        continuations=[
+            (r"Scene: the cup is dirty\.\nRobot: hold the cup\.\nSuccess: no\.\nRobot:$",
+             " find the bowl."),
+            (r"Robot: find the bowl\.\nSuccess: yes\.\nRobot:$", " hold the bowl."),
+            (r"Robot: hold the bowl\.\nSuccess: yes\.\nRobot:$",
+             " fill the bowl with water from the faucet."),
+            (r"Robot: fill the bowl .*\nSuccess: yes\.\nRobot:$", " place the bowl on the table."),
+            (r"Robot: find the cup\.\nSuccess: yes\.\nRobot:$", " hold the cup."),
+            (r"Robot: turn on the faucet\.\nSuccess: yes\.\nRobot:$", " find the cup."),
+            (r"Robot: find the faucet\.\nSuccess: yes\.\nRobot:$", " turn on the faucet."),
+            (r"Scene: [a-z, ]+\.\nRobot:$", " find the faucet."),
+        ]
+    )  # fmt: skip
+
+
+def test_inner_monologue_scores_skills_with_its_three_kinds_of_feedback() -> None:
+    model = monologue_model()
+    method = registry.discover()["inner_monologue"](context(model))
+    ep = world(DIRTY_CUP)
+    method.run(ep.view())
+    assert ep.record.completed, method.monologue
+    assert ep.record.executed[-1] == "(place_cup bowl_1 table_1)"
+    # passive scene description, active scene description (the situation), success
+    first = model.log[0][1]
+    assert (
+        "Task: filling a cup with water from the faucet.\nScene: bowl, cup, faucet, fork" in first
+    )
+    assert method.monologue[6:9] == [
+        "Scene: the cup is dirty.",
+        "Robot: hold the cup.",
+        "Success: no.",
+    ]
+    # every question is a next-token question (SayCan scoring), never free text
+    assert {kind for kind, _, _ in model.log} == {"next_tokens"}
+    assert sum(method.calls) == model.usage.calls
+
+
+def test_inner_monologue_only_scores_skills_the_robot_can_do_now() -> None:
+    model = ScriptedModel(continuations=[(r"Robot:$", " hold the cup.")])
+    method = registry.discover()["inner_monologue"](context(model))
+    ep = world()
+    method.run(ep.view())
+    # "hold the cup" needs the cup found first: it is offered only once it can be done,
+    # so no attempt ever fails on a precondition
+    assert ep.record.executed[:2] == ["(find_cup cup_1)", "(hold_cup cup_1)"]
+    assert ep.record.failed == []
+    assert not ep.record.completed
+
+
+def test_inner_monologue_refuses_a_model_without_log_probabilities() -> None:
+    class NoLogprobs:
+        name = "plain"
+
+    ctx = context()
+    ctx.model = NoLogprobs()  # type: ignore[assignment]
+    with pytest.raises(CowpError, match="log-probabilities"):
+        registry.discover()["inner_monologue"](ctx)
+
+
+# ---- ProgPrompt ----------------------------------------------------------------------
+
+PROGRAM = """    find_faucet('faucet_1')
+    turnon_faucet('faucet_1')
+    find_cup('cup_1')
+    hold_cup('cup_1')
+    fill_cup('cup_1', 'faucet_1')
+    place_cup('cup_1', 'table_1')
+    wash('cup_1')"""
+REWRITTEN = """    assert('cup_1' is usable) else: find_cup('bowl_1')
+    hold_cup('cup_1')
+    fill_cup('cup_1', 'faucet_1')
+    place_cup('cup_1', 'table_1')"""
+
+
+def test_progprompt_rewrites_with_the_situation_and_asks_the_model_about_its_asserts() -> None:
+    model = ScriptedModel(
+        completions=[(r"# seen: the cup is dirty\.\n$", REWRITTEN), (r"\(\):\n$", PROGRAM)],
+        yes_no=[(r"It has seen: the cup is dirty\. Can it use the cup \('cup_1'\)", False)],
+    )
+    method = registry.discover()["progprompt"](context(model))
+    ep = world(DIRTY_CUP)
+    method.run(ep.view())
+    assert ep.record.completed, method.trace()
+    prompts = model.questions("complete")
+    assert len(prompts) == 2 and prompts[0].endswith(
+        "def filling_a_cup_with_water_from_the_faucet():\n"
+    )
+    assert prompts[1].endswith(
+        "    # done: find_faucet('faucet_1'), turnon_faucet('faucet_1'), find_cup('cup_1')\n"
+        "    # seen: the cup is dirty.\n"
+    )
+    assert model.questions("yes_no"), "the assert was checked with the model"
+    assert ep.record.executed[-3:] == [
+        "(hold_cup bowl_1)", "(fill_cup bowl_1 faucet_1)", "(place_cup bowl_1 table_1)"
+    ]  # fmt: skip
+
+
+def test_progprompt_asks_nothing_about_an_assert_before_anything_was_seen() -> None:
+    model = ScriptedModel(completions=[(".", REWRITTEN.replace("hold_cup", "find_cup", 1))])
+    method = registry.discover()["progprompt"](context(model))
+    method.run(world().view())
+    assert model.questions("yes_no") == []
+
+
+def test_progprompt_parsing_keeps_only_present_objects_and_known_actions() -> None:
+    parsed = parse_program(
+        "find_cup('cup_1')\nfind_cup('mug_9')\nfly('cup_1')\n# note\n"
+        "assert('cup_1' is usable) else: find_cup('cup_1')\n",
+        {"find_cup"},
+        {"cup_1"},
+    )
+    assert parsed.steps == [PlanStep("find_cup", ("cup_1",))]
+    assert parsed.recoveries == {"cup_1": PlanStep("find_cup", ("cup_1",))}
+    assert len(parsed.skipped) == 2
+
+
+# ---- EK ------------------------------------------------------------------------------
+
+ANSWERS = """raw prompt:is it suitable that a robot holds a cup if the cup is broken?
+no, it is not suitable for a robot to hold a cup if the cup is broken
+raw prompt:is it suitable that a robot holds a dish bowl?
+yes
+raw prompt:is it suitable that a robot fills a dish bowl with water from faucet?
+yes
+raw prompt:is it suitable that a robot holds a paper towel?
+yes
+raw prompt:is it suitable that a robot fills a paper towel with water from faucet?
+no
+raw prompt:is it suitable that a robot holds a wine glass?
+yes
+raw prompt:there are some objects, such as dish bowl, wine glass. which is the most suitable to replace a cup in the task of drinking water if the cup is broken?
+a wine glass is the most suitable object to replace a cup
+"""  # noqa: E501
+
+
+def test_ek_reads_stand_ins_from_the_external_answers_and_maps_them_to_kinds() -> None:
+    knowledge = parse_answers(ANSWERS)
+    assert set(knowledge) == {"cup"}
+    assert knowledge["cup"].chosen == {"wine glass": 1}
+    assert dict(knowledge["cup"].all_yes) == {"dish bowl": 1, "wine glass": 1}
+    kinds = {"cup", "glass", "bowl", "towel"}
+    assert kind_of("dish bowl", kinds) == "bowl" and kind_of("dish", kinds) is None
+    # chosen first, then every candidate GPT-3 said yes to for the whole role
+    assert stand_ins(knowledge, "cup", kinds) == ["glass", "bowl"]
+
+
+def test_ek_uses_its_knowledge_only_for_covered_kinds() -> None:
+    outcomes = {}
+    for seed in range(12):
+        method = registry.discover()["ek"](context(seed=seed))
+        ep = world(DIRTY_CUP)
+        method.run(ep.view())
+        outcomes["cup" in method.covered] = ep.record.completed
+        if "cup" in method.covered:
+            assert ep.record.executed[-1].endswith(" bowl_1 table_1)"), method.trace()
+    assert outcomes == {True: True, False: False}
+
+
+def test_ek_without_its_external_source_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CowpError, match="gpt3_answers"):
+        registry.discover()["ek"](context(dataset=str(tmp_path)))
+
+
+def test_ek_neither_imports_nor_reads_the_judges_annotations() -> None:
+    source = Path(registry.__file__).with_name("ek.py").read_text()
+    imported = {
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert not any("annotations" in str(m) or "simulator" in str(m) for m in imported), imported
+    assert "benchmarks" not in source and ".yaml" not in source
+
+
+# ---- COWP (kept here with the other methods) -------------------------------------------
 
 
 def cowp_model() -> ScriptedModel:
@@ -60,116 +324,7 @@ def cowp_model() -> ScriptedModel:
 def test_cowp_replaces_a_dirty_cup_with_a_bowl_and_counts_its_calls() -> None:
     model = cowp_model()
     ctx = context(model)
-    ep = episode(DIRTY_CUP)
-    registry.discover()["cowp"](ctx).run(ep)
+    ep = world(DIRTY_CUP)
+    registry.discover()["cowp"](ctx).run(ep.view())
     assert ep.record.completed, ep.record
-    assert ep.record.substitutions == ["bowl as cup"]
     assert ctx.model is not None and ctx.model.usage.calls == model.usage.calls > 0
-
-
-def test_a_trial_record_keeps_cowps_account_of_what_it_did() -> None:
-    spec, world, annotation = fill_cup()
-    planner = make_planner("pyperplan")
-    reference = planner.solve(world, 30.0).steps
-    trial = Trial("fill_cup", 0, 1, world, tuple(reference), (DIRTY_CUP,))
-    cowp = registry.discover()["cowp"]
-    record = run_one(cowp, spec, trial, annotation, planner, cowp_model())
-    assert record["completed"], record["episode"]
-    trace = record["trace"]
-    assert any(line.startswith("situation: saw: the cup is dirty") for line in trace), trace
-    assert any("learned: a bowl can take the cup's role" in line for line in trace), trace
-    cw = run_one(registry.discover()["cw"], spec, trial, annotation, planner, None)
-    assert cw["trace"] == []  # CW keeps no account of its own
-
-
-def test_ek_uses_its_knowledge_only_for_covered_kinds() -> None:
-    outcomes = {}
-    for seed in range(12):
-        method = registry.discover()["ek"](context(seed=seed))
-        ep = episode(DIRTY_CUP)
-        method.run(ep)
-        outcomes["cup" in method.covered] = ep.record.completed
-    assert outcomes == {True: True, False: False}
-
-
-def test_lmzsp_maps_free_text_steps_to_admissible_actions_and_runs_open_loop() -> None:
-    steps = [
-        "find the faucet",
-        "turn the faucet on",
-        "find cup",
-        "hold the cup",
-        "fill the cup with water from the faucet",
-        "put the cup on the table",
-        "done",
-    ]
-    model = ScriptedModel(completions=[(rf"Step {i + 1}:$", text) for i, text in enumerate(steps)])
-    method = registry.discover()["lmzsp"](context(model))
-    ep = episode()
-    method.run(ep)
-    assert [s.action for s in method.plan] == [
-        "find_faucet", "turnon_faucet", "find_cup", "hold_cup", "fill_cup", "place_cup"
-    ]  # fmt: skip
-    assert ep.record.completed
-
-
-def test_progprompt_follows_an_assertion_to_its_stand_in() -> None:
-    program = """    find_faucet('faucet_1')
-    turnon_faucet('faucet_1')
-    find_cup('cup_1')
-    assert('cup_1' is usable) else: find_cup('bowl_1')
-    hold_cup('cup_1')
-    fill_cup('cup_1', 'faucet_1')
-    place_cup('cup_1', 'table_1')
-    wash('cup_1')"""
-    method = registry.discover()["progprompt"](context(ScriptedModel(completions=[(".", program)])))
-    ep = episode(DIRTY_CUP)
-    method.run(ep)
-    assert method.program.skipped == ["wash('cup_1')"]
-    assert ep.record.completed and ep.record.substitutions == ["bowl as cup"]
-
-
-def test_progprompt_parsing_keeps_only_present_objects_and_known_actions() -> None:
-    parsed = parse_program(
-        "find_cup('cup_1')\nfind_cup('mug_9')\nfly('cup_1')\n# note\n",
-        {"find_cup"},
-        {"cup_1"},
-    )
-    assert parsed.steps == [PlanStep("find_cup", ("cup_1",))]
-    assert len(parsed.skipped) == 2
-
-
-def test_inner_monologue_sees_the_situation_and_the_feedback() -> None:
-    model = ScriptedModel(
-        completions=[
-            (r"find the bowl\. Success: yes\.\nRobot:$", "hold the bowl"),
-            (
-                r"hold the bowl\. Success: yes\.\nRobot:$",
-                "fill the bowl with water from the faucet",
-            ),
-            (r"fill the bowl .*Success: yes\.\nRobot:$", "place the bowl on the table"),
-            (r"Scene: the cup is dirty\.\nRobot:$", "use the bowl: find the bowl"),
-            (r"find the cup\. Success: yes\.\nRobot:$", "hold the cup"),
-            (r"turn on the faucet\. Success: yes\.\nRobot:$", "find the cup"),
-            (r"find the faucet\. Success: yes\.\nRobot:$", "turn on the faucet"),
-            (r"Robot:$", "find the faucet"),
-        ]
-    )
-    method = registry.discover()["inner_monologue"](context(model))
-    ep = episode(DIRTY_CUP)
-    method.run(ep)
-    assert "Scene: the cup is dirty." in method.monologue
-    assert ep.record.completed, method.monologue
-    # the robot's skills are the task's own actions over their kinds, never the variants
-    prompt = model.questions("complete")[0]
-    assert (
-        "Skills: fill the cup with water from the faucet; find the cup; find the faucet; "
-        "hold the cup; place the cup on the table; turn on the faucet.\nScene: " in prompt
-    ), prompt
-
-
-def test_string_similarity_prefers_the_action_that_was_meant() -> None:
-    spec, world, _ = fill_cup()
-    admissible = admissible_actions(world, ActionPhrases(spec.phrases))
-    match, score = best_match("fill the bowl with water", admissible)
-    assert match.step == PlanStep("fill_cup", ("bowl_1", "faucet_1"))
-    assert similarity("hold the cup", "hold the cup") > score > similarity("x", "hold the cup")

@@ -1,13 +1,13 @@
-"""The symbolic simulator: what a step needs, what situations do, what success means."""
+"""The symbolic world: what a step needs, what situations do, how the judge rates a plan."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from pathlib import Path
 
-from bench_fixtures import disables, episode, situation
+from bench_fixtures import disables, fill_cup, situation, world
 
-from cowp_ros.bench.annotations import Effect, SituationEffect
-from cowp_ros.bench.simulator import ScheduledEvent
+from cowp_ros.bench.annotations import Effect, SituationEffect, load_annotation
+from cowp_ros.bench.simulator import ScheduledEvent, World
 from cowp_ros.planning import PlanStep
 
 PLAN = [
@@ -24,141 +24,197 @@ WITH_BOWL = [
     PlanStep("fill_cup__cup_as_bowl", ("bowl_1", "faucet_1")),
     PlanStep("place_cup__cup_as_bowl", ("bowl_1", "table_1")),
 ]
+PUT_DOWN_CUP = PlanStep("put_down", ("cup_1", "table_1"))
 
 
-def run(ep, steps):  # type: ignore[no-untyped-def]
-    return [ep.execute(s) for s in steps]
+def run(w, steps):  # type: ignore[no-untyped-def]
+    return [w.execute(s) for s in steps]
 
 
 def test_the_closed_world_plan_reaches_the_goal_without_situations() -> None:
-    ep = episode()
-    outcomes = run(ep, PLAN)
+    w = world()
+    outcomes = run(w, PLAN)
     assert all(o.executed for o in outcomes)
-    assert ep.finished and ep.goal_reached and ep.record.completed
-    assert ep.record.executed == [str(s) for s in PLAN]
+    assert w.finished and w.record.goal_reached and w.record.completed
+    assert w.record.executed == [str(s) for s in PLAN]
 
 
 def test_a_step_whose_preconditions_fail_is_not_done() -> None:
-    ep = episode()
-    outcome = ep.execute(PlanStep("fill_cup", ("cup_1", "faucet_1")))
+    w = world()
+    outcome = w.execute(PlanStep("fill_cup", ("cup_1", "faucet_1")))
     assert not outcome.executed and outcome.situation is None
-    assert "precondition" in ep.record.failed[0]
-    assert not ep.finished
+    assert "precondition" in w.record.failed[0]
+    assert not w.finished
 
 
 def test_a_situation_is_seen_before_its_step_once_and_disables_its_object() -> None:
-    ep = episode(situation("the cup is dirty.", "hold_cup"))
-    run(ep, PLAN[:3])
-    seen = ep.execute(PLAN[3])
+    w = world(situation("the cup is dirty.", "hold_cup"))
+    run(w, PLAN[:3])
+    seen = w.execute(PLAN[3])
     assert not seen.executed and seen.situation == "the cup is dirty."
-    again = ep.execute(PLAN[3])
+    again = w.execute(PLAN[3])
     assert not again.executed and again.situation is None
-    assert "cannot: the cup is dirty" in ep.record.failed[-1]
-    ep.execute(PlanStep("fill_cup", ("cup_1", "faucet_1")))
-    assert "cup_1 is unusable" in ep.record.failed[-1]
-    assert [f["text"] for f in ep.record.fired] == ["the cup is dirty."]
+    assert "cup_1 is unusable: the cup is dirty" in w.record.failed[-1]
+    assert [f["text"] for f in w.record.fired] == ["the cup is dirty."]
 
 
-def test_an_acceptable_stand_in_completes_the_task() -> None:
-    ep = episode(situation("the cup is dirty.", "hold_cup"))
-    run(ep, PLAN[:3])
-    ep.execute(PLAN[3])
-    assert all(o.executed for o in run(ep, WITH_BOWL))
-    assert ep.record.completed
-    assert ep.record.substitutions == ["bowl as cup"]
-    assert any("acceptable by acceptable.cup" in j for j in ep.record.judgements)
+def test_a_situation_blocks_only_the_steps_that_use_its_object() -> None:
+    # "the cup is missing" raised before finding the faucet: finding the faucet goes on
+    w = world(situation("the cup is missing.", "find_faucet"))
+    assert w.execute(PLAN[0]).situation == "the cup is missing."
+    assert w.execute(PLAN[0]).executed and w.execute(PLAN[1]).executed
+    assert not w.execute(PLAN[2]).executed  # finding the cup is what it stops
+
+
+def test_a_held_object_that_goes_bad_can_be_put_down_and_replaced() -> None:
+    w = world(situation("the cup is broken.", "fill_cup"))
+    run(w, PLAN[:4])
+    assert w.execute(PLAN[4]).situation == "the cup is broken."
+    assert w.execute(WITH_BOWL[0]).executed  # finding a bowl: the hand is not needed
+    assert not w.execute(WITH_BOWL[1]).executed  # the hand still holds the broken cup
+    assert w.execute(PUT_DOWN_CUP).executed  # a release step may use the unusable cup
+    assert all(o.executed for o in run(w, WITH_BOWL[1:]))
+    assert w.record.completed and w.record.harmful == []
+
+
+def test_an_accepted_stand_in_completes_the_task_once_a_situation_called_for_it() -> None:
+    w = world(situation("the cup is dirty.", "hold_cup"))
+    run(w, PLAN[:3])
+    w.execute(PLAN[3])
+    assert all(o.executed for o in run(w, WITH_BOWL))
+    assert w.record.completed
+    assert w.record.substitutions == ["bowl as cup"]
+    assert any(
+        "bowl as cup in fill_cup: acceptable by stand_ins.cup" in j for j in w.record.judgements
+    )
+
+
+def test_a_stand_in_nobody_needed_is_a_harmful_step() -> None:
+    w = world()  # no situation: the cup is fine, swapping it for a bowl is not asked for
+    run(w, PLAN[:2])
+    assert all(o.executed for o in run(w, WITH_BOWL))
+    assert w.record.goal_reached and not w.record.completed
+    assert "no situation made the cup unusable" in w.record.harmful[0]
 
 
 def test_an_unacceptable_stand_in_reaches_the_goal_but_does_not_complete() -> None:
-    ep = episode()
+    w = world(situation("the cup is dirty.", "find_faucet"))
     pan = [
         PlanStep(s.action, tuple("pan_1" if a == "bowl_1" else a for a in s.args))
         for s in WITH_BOWL
     ]
-    run(ep, PLAN[:2])
-    assert all(o.executed for o in run(ep, pan))
-    assert ep.goal_reached and not ep.record.completed
-    assert "a pan as the cup" in ep.record.unacceptable[0]
+    w.execute(PLAN[0])
+    run(w, PLAN[:2])
+    assert all(o.executed for o in run(w, pan))
+    assert w.record.goal_reached and not w.record.completed
+    assert "a pan as the cup" in w.record.harmful[0]
+
+
+def test_stand_ins_are_judged_per_action(tmp_path: Path) -> None:
+    # a bowl accepted to be found, held and filled, but not to be served as the cup
+    judge = tmp_path / "fill_cup.yaml"
+    judge.write_text(
+        "task: fill_cup\ndataset_id: 4\nstand_ins: {cup: {bowl: [find_cup, hold_cup, fill_cup]}}\n"
+    )
+    spec, task, _ = fill_cup()
+    w = World(
+        spec,
+        task,
+        (situation("the cup is dirty.", "find_cup"),),
+        load_annotation(judge),
+        max_attempts=40,
+    )
+    run(w, PLAN[:3])
+    assert all(o.executed for o in run(w, WITH_BOWL))
+    assert w.record.goal_reached and not w.record.completed
+    assert w.record.harmful == ["(place_cup__cup_as_bowl bowl_1 table_1): a bowl as the cup"]
+
+
+def test_a_second_object_of_the_same_kind_is_never_judged() -> None:
+    w = world(present=["cup_1", "cup_2", "faucet_1", "table_1"])
+    run(w, PLAN[:2])
+    second = [
+        PlanStep(s.action, tuple("cup_2" if a == "cup_1" else a for a in s.args)) for s in PLAN[2:]
+    ]
+    assert all(o.executed for o in run(w, second))
+    assert w.record.completed and w.record.substitutions == []
 
 
 def test_an_object_of_another_kind_of_thing_cannot_take_a_role() -> None:
-    ep = episode()
-    outcome = ep.execute(PlanStep("find_cup", ("table_1",)))
+    w = world()
+    outcome = w.execute(PlanStep("find_cup", ("table_1",)))
     assert not outcome.executed
-    assert "cannot be used as a cup" in ep.record.failed[0]
+    assert "cannot be used as a cup" in w.record.failed[0]
 
 
 def test_a_situation_beyond_the_robots_skills_blocks_its_action_for_every_object() -> None:
-    beyond = SituationEffect(Effect.BEYOND_SKILLS, None, "no water", "test")
-    ep = episode(situation("the water is hot.", "fill_cup", effect=beyond))
-    run(ep, PLAN[:4])
-    assert ep.execute(PLAN[4]).situation == "the water is hot."
-    assert not ep.execute(PLAN[4]).executed
-    run(ep, [PlanStep("place_cup", ("cup_1", "table_1"))])
-    assert not ep.goal_reached
+    beyond = SituationEffect(Effect.BEYOND_SKILLS, (), "no water", "test")
+    w = world(situation("the water is hot.", "fill_cup", effect=beyond))
+    run(w, PLAN[:4])
+    assert w.execute(PLAN[4]).situation == "the water is hot."
+    assert not w.execute(PLAN[4]).executed
+    run(w, [PlanStep("place_cup", ("cup_1", "table_1"))])
+    assert not w.record.goal_reached
 
 
-def test_the_step_a_situation_was_raised_at_is_blocked_even_if_its_object_is_elsewhere() -> None:
-    # dirty water reported at place_cup: the faucet is disabled, and so is that step
-    ep = episode(situation("the water is dirty.", "place_cup", target="faucet_1"))
-    run(ep, PLAN[:5])
-    assert ep.execute(PLAN[5]).situation == "the water is dirty."
-    assert not ep.execute(PLAN[5]).executed
-    assert not ep.goal_reached
+def test_a_situation_disabling_several_objects_blocks_each() -> None:
+    # dirty water noticed when the cup is already full: the faucet and the cup's water
+    w = world(situation("the water is dirty.", "place_cup", effect=disables("faucet_1", "cup_1")))
+    run(w, PLAN[:5])
+    assert w.execute(PLAN[5]).situation == "the water is dirty."
+    assert not w.execute(PLAN[5]).executed
+    assert set(w.disabled) == {"faucet_1", "cup_1"}
 
 
-def test_only_the_reported_steps_objects_are_blocked_beyond_the_target() -> None:
-    # "the faucet is leaking" drawn at fill_cup(cup_1, faucet_1) disables the faucet; a
-    # step at that point with other objects is not blocked by it (the target is spared)
-    leak = ScheduledEvent(
-        "situation", "4/x", "the cup is cracked.", "fill_cup", 4, disables("cup_1"), "cup",
-        ("cup_1", "faucet_1"),
-    )  # fmt: skip
-    ep = episode(leak)
-    run(ep, [PLAN[0], PLAN[1], *WITH_BOWL[:2]])
-    outcome = ep.execute(WITH_BOWL[2])
-    assert outcome.situation == "the cup is cracked."
-    assert ep.execute(WITH_BOWL[2]).executed  # the bowl is filled: the cup is elsewhere
-    same = episode(replace(leak, effect=disables("table_1")))
-    run(same, PLAN[:4])
-    assert same.execute(PLAN[4]).situation and not same.execute(PLAN[4]).executed
+def harmless(text: str, action: str) -> ScheduledEvent:
+    none = SituationEffect(Effect.NO_EFFECT, (), "", "test")
+    return situation(text, action, effect=none, blocking=False)
 
 
-def test_a_situation_without_effect_changes_nothing() -> None:
-    none = SituationEffect(Effect.NO_EFFECT, None, "", "test")
-    ep = episode(situation("the cup is not full.", "fill_cup", effect=none))
-    outcomes = [*run(ep, PLAN[:4]), ep.execute(PLAN[4]), *run(ep, PLAN[4:])]
+def test_a_harmless_situation_changes_nothing_and_a_kept_plan_is_no_change() -> None:
+    w = world(harmless("the cup is not full.", "fill_cup"))
+    outcomes = [*run(w, PLAN[:4]), w.execute(PLAN[4]), *run(w, PLAN[4:])]
     assert outcomes[4].situation is not None
-    assert ep.record.completed
+    assert w.record.completed and w.record.changed_by_harmless == []
 
 
 def distractor(action: str) -> ScheduledEvent:
     return ScheduledEvent("distractor", "d/0", "the cup is blue.", action, 0)
 
 
-def test_a_distractor_kept_plan_is_no_failure() -> None:
-    ep = episode(distractor("find_cup"))
-    run(ep, PLAN[:2])
-    assert ep.execute(PLAN[2]).situation == "the cup is blue."
-    run(ep, PLAN[2:])
-    assert ep.record.completed and ep.record.distractor_failures == []
-
-
-def test_a_plan_change_or_giving_up_after_a_distractor_is_a_failure() -> None:
-    changed = episode(distractor("find_cup"))
+def test_a_plan_change_or_giving_up_after_a_harmless_event_is_a_change() -> None:
+    changed = world(distractor("find_cup"))
     run(changed, PLAN[:2])
     changed.execute(PLAN[2])
     changed.execute(WITH_BOWL[0])
-    assert len(changed.record.distractor_failures) == 1
-    gave_up = episode(distractor("find_cup"))
-    run(gave_up, PLAN[:2])
-    gave_up.execute(PLAN[2])
+    assert changed.record.changed_by_harmless == [
+        {
+            "key": "d/0",
+            "text": "the cup is blue.",
+            "how": f"the next step was {WITH_BOWL[0]}, not {PLAN[2]}",
+        }
+    ]
+    gave_up = world(harmless("the cup is not full.", "fill_cup"))
+    run(gave_up, PLAN[:4])
+    gave_up.execute(PLAN[4])
     gave_up.give_up("no solution")
-    assert "gave up" in gave_up.record.distractor_failures[0]
+    assert "gave up" in gave_up.record.changed_by_harmless[0]["how"]
+
+
+def test_the_view_shows_the_robot_what_it_saw_and_did() -> None:
+    w = world(situation("the cup is dirty.", "hold_cup"))
+    view = w.view()
+    run(view, PLAN[:4])
+    assert view.situations == ("the cup is dirty.",)
+    assert [s for s, _ in view.history] == PLAN[:4]
+    assert view.history[-1][1].situation == "the cup is dirty."
+    assert view.scene() == sorted(w.problem.problem_object_names)
+    view.give_up("no stand-in")
+    assert view.finished and w.record.gave_up == "no stand-in"
 
 
 def test_attempts_are_bounded() -> None:
-    ep = episode(max_attempts=3)
+    w = world(max_attempts=3)
     for _ in range(4):
-        ep.execute(PlanStep("fill_cup", ("cup_1", "faucet_1")))
-    assert ep.finished and ep.record.exhausted and not ep.record.completed
+        w.execute(PlanStep("fill_cup", ("cup_1", "faucet_1")))
+    assert w.finished and w.record.exhausted and not w.record.completed

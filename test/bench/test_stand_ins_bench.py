@@ -45,3 +45,16 @@ def test_every_role_and_candidate_is_judged_against_the_judge_file() -> None:
     lines = bench.summary(rows, "dev")
     assert lines[0].startswith("dev: ") and "passed at the deployed threshold" in lines[0]
     assert 0.0 <= bench.auc(*bench.scored(rows)) <= 1.0
+
+
+def test_the_threshold_is_chosen_where_acceptable_and_unacceptable_part_most() -> None:
+    bench = load_script()
+
+    def row(p: float, ok: bool):  # type: ignore[no-untyped-def]
+        return bench.Judged("fill_cup", "cup", f"k{p}", ok, p, False)
+
+    rows = [row(0.97, True), row(0.93, True), row(0.91, False), row(0.8, False), row(0.6, True)]
+    # from 0.92 to 0.93 two of three acceptable pass and no unacceptable one (J = 2/3,
+    # the best); ties go to the higher threshold
+    assert bench.choose(rows) == 0.93
+    assert bench.choose([row(0.9, True), row(0.7, False)]) == 0.9  # ties go to the higher

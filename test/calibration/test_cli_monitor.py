@@ -95,10 +95,11 @@ def test_tune_on_the_test_split_is_refused(dataset_dir: Path, capsys) -> None:
 def test_benign_export_is_what_the_bench_reads(tmp_path: Path, capsys) -> None:
     out = tmp_path / "distractors.yaml"
     assert (
-        main(["monitor", "benign", "--split", "dev", "--task", "pour_coke", "--out", str(out)]) == 0
+        main(["monitor", "benign", "--split", "test", "--task", "pour_coke", "--out", str(out)])
+        == 0
     )
     entries = yaml.safe_load(out.read_text())
-    dev = [i for i in load_benign_situations("dev") if i.task == "pour_coke"]
-    assert [e["text"] for e in entries] == [i.situation for i in dev]
+    test = [i for i in load_benign_situations("test") if i.task == "pour_coke"]
+    assert test and [e["text"] for e in entries] == [i.situation for i in test]
     assert {e["task"] for e in entries} == {"pour_coke"}
     assert main(["monitor", "benign", "--task", "make_coffee"]) == 1

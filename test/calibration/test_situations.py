@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from cowp_ros.cowp.calibration.situations import (
     select_split,
 )
 from cowp_ros.errors import CowpError
-from cowp_ros.tasks import get_task
+from cowp_ros.tasks import get_task, split_tasks
 
 TASKS = {"fill_cup", "clean_area", "set_table", "plate_to_sink", "pour_coke", "eat_burger"}
 
@@ -47,17 +46,24 @@ def test_the_split_is_deterministic_disjoint_and_complete() -> None:
     assert dev | test == {i.key for i in items}
 
 
-def test_the_split_is_stratified_by_task_and_label(dataset_dir: Path, benign_file: Path) -> None:
+def test_the_split_is_by_task_test_tasks_only_on_the_test_side(
+    dataset_dir: Path, benign_file: Path
+) -> None:
     items = load_items(dataset_dir, "all", benign_file)
     splits = assign_splits(items)
-    for stratum in {item.stratum for item in items}:
-        counts = Counter(splits[i.key] for i in items if i.stratum == stratum)
-        assert counts["dev"] - counts["test"] in (0, 1), stratum
+    test_tasks = set(split_tasks()["test"])
+    assert test_tasks == {"plate_to_sink", "pour_coke", "eat_burger"}
+    for item in items:
+        assert splits[item.key] == ("test" if item.task in test_tasks else "dev"), item.key
+    packaged = load_benign_situations("all")
+    dev_tasks = {i.task for i in load_benign_situations("dev")}
+    assert dev_tasks == {i.task for i in packaged} - test_tasks
 
 
-def test_another_seed_deals_another_split() -> None:
+def test_another_set_of_test_tasks_deals_another_split() -> None:
     items = load_benign_situations()
-    assert assign_splits(items, "seed-a") != assign_splits(items, "seed-b")
+    assert assign_splits(items, ["fill_cup"]) != assign_splits(items)
+    assert {i.task for i in select_split(items, "test", ["fill_cup"])} == {"fill_cup"}
 
 
 def test_loading_benign_items_alone_gives_the_same_split_as_with_the_dataset(

@@ -10,7 +10,7 @@ from cowp_ros.bench import methods as registry
 from cowp_ros.bench.annotations import Effect, SituationEffect, load_annotation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.simulator import Episode, ScheduledEvent
+from cowp_ros.bench.simulator import ScheduledEvent, World
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import make_planner
@@ -21,17 +21,19 @@ PRESENT = ["cup_1", "faucet_1", "table_1", "bowl_1", "pan_1", "fork_1"]
 OURS = {"cowp_llm_guided", "cowp_llm_state", "dkprompt"}
 
 
-def episode(*events: ScheduledEvent) -> Episode:
+def episode(*events: ScheduledEvent) -> World:
+    """The world of a small fill_cup trial: methods get its `.view()`, tests its `.record`."""
     spec = get_task("fill_cup")
     world = keep_objects(spec.load(), PRESENT)
     annotation = load_annotation(REPO / "benchmarks" / "annotations" / "fill_cup.yaml")
-    return Episode(spec, world, tuple(events), annotation, max_attempts=40)
+    return World(spec, world, tuple(events), annotation, max_attempts=40)
 
 
 def dirty_cup() -> ScheduledEvent:
-    effect = SituationEffect(Effect.DISABLES_OBJECT, "cup_1", "", "test")
+    effect = SituationEffect(Effect.DISABLES, ("cup_1",), "", "test")
+    text = "the cup is dirty."
     return ScheduledEvent(
-        "situation", "4/the cup is dirty.", "the cup is dirty.", "hold_cup", 0, effect, "cup"
+        "situation", f"4/{text}", text, "hold_cup", 0, effect, "cup", True, ("cup_1",)
     )
 
 
@@ -68,7 +70,7 @@ def test_our_methods_are_discovered_with_the_protocol() -> None:
 def test_cowp_variants_replace_the_dirty_cup_with_a_bowl(name: str) -> None:
     model = cowp_model(completions=[("Possible next actions", "1, 2"), ("Event:", "[]")])
     ep = episode(dirty_cup())
-    registry.discover()[name](context(model)).run(ep)
+    registry.discover()[name](context(model)).run(ep.view())
     assert ep.record.completed, ep.record
     assert ep.record.substitutions == ["bowl as cup"]
     kinds = {kind for kind, _, _ in model.log}
@@ -81,7 +83,7 @@ def test_dkprompt_notices_nothing_a_pddl_predicate_does_not_say() -> None:
     # with the dirty cup, and the judge counts that as not completed.
     model = ScriptedModel(default_yes_no=True)
     ep = episode(dirty_cup())
-    registry.discover()["dkprompt"](context(model)).run(ep)
+    registry.discover()["dkprompt"](context(model)).run(ep.view())
     assert not ep.record.completed
     asked = model.questions()
     assert "The robot sees: the cup is dirty. Is the robot's gripper empty?" in asked
@@ -90,5 +92,5 @@ def test_dkprompt_notices_nothing_a_pddl_predicate_does_not_say() -> None:
 def test_dkprompt_replans_when_the_observation_contradicts_a_precondition() -> None:
     model = ScriptedModel(yes_no=[(r"gripper empty", False)], default_yes_no=True)
     ep = episode(dirty_cup())
-    registry.discover()["dkprompt"](context(model, dkprompt="pre")).run(ep)
+    registry.discover()["dkprompt"](context(model, dkprompt="pre")).run(ep.view())
     assert ep.record.gave_up.startswith("no plan from the observed state")

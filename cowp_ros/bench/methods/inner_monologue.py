@@ -1,101 +1,132 @@
 """Inner Monologue (Huang et al., CoRL 2022): closed-loop planning with feedback in text.
 
-Each step the model is shown the task, the robot's skills (the task's actions over the
-kinds of object they take: SayCan, which Inner Monologue builds on, lets the model choose
-only among skills), a passive scene description (the kinds of object present), and the
-monologue so far: each action taken with success feedback
-("Success: yes/no") and any situation the robot saw ("Scene: the cup is dirty."). It
-writes the next action, which is mapped to the most similar admissible action (see
-`_common`; the original scored a skill library with the LLM, SayCan-style), and the
-robot does it. One demonstration episode (a task outside the benchmark) shows the
-format, including a failure and a recovery with another object. It stops at "done",
-when the goal is reached, or after `3 * closed-world plan length + 6` actions.
+The planner is SayCan's, which Inner Monologue builds on: the model never writes free
+text that must be parsed; every skill the robot has is scored as the continuation of the
+monologue, log P(skill | prompt) from the model's token log-probabilities
+(`cowp_ros.llm.skill_scoring`), and the robot does the best-scored skill among
+those it can do now (SayCan's affordance: the step's preconditions hold in the state the
+robot believes it is in, after its own successful steps). "done" is not offered: the
+trial ends by itself when the goal holds, and on the dev tasks the two-token "done"
+out-scored every longer skill (SayCan's sum of log-probabilities favours short skills)
+before the first step or right after it.
+
+The skills are the admissible actions (`_common`): the task's actions over the objects
+present, plus one-argument swaps to another object of the same kind of thing, which is
+how the robot can use a bowl as a cup.
+
+The monologue carries Inner Monologue's three kinds of feedback:
+
+* success detection: "Success: yes." / "Success: no." after every attempt;
+* passive scene description: "Scene: <the kinds of object present>." at the start;
+* active scene description: what the robot perceives about the situation ("Scene: the
+  cup is dirty."), inserted when the world raises a situation before a step.
+
+One demonstration episode (a task outside the benchmark) shows the format, including a
+failure, putting the failed object down, and a recovery with another object. It stops
+when the goal is reached or after `3 * closed-world plan length + 6` actions.
 """
 
 from __future__ import annotations
 
 from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.methods._common import admissible_actions, best_match
-from cowp_ros.bench.simulator import Episode
+from cowp_ros.bench.methods._common import Admissible, BelievedState, admissible_actions
+from cowp_ros.bench.view import Episode
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl import PlanningTask
-from cowp_ros.pddl.edits import base_action_name
+from cowp_ros.llm.skill_scoring import best_skill
 from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
-SYSTEM = (
-    "You control a household robot. Given the task, its skills, the scene and what "
-    "happened so far, write only the robot's next action in a few words, or 'done' when "
-    "the task is done. Use the skills; another object in the scene may stand in for one "
-    "that cannot be used."
-)
 DEMONSTRATION = (
-    "Task: water the plant on the desk\n"
-    "Skills: find the watering can; grasp the watering can; fill the watering can with "
-    "water from the faucet; water the plant with the watering can.\n"
-    "Scene: watering can, jug, faucet, desk, plant, spoon.\n"
-    "Robot: find the watering can. Success: yes.\n"
+    "Task: watering the plant on the desk.\n"
+    "Scene: watering can, jug, faucet, desk, plant, spoon, shelf.\n"
+    "Robot: find the watering can.\n"
+    "Success: yes.\n"
+    "Robot: grasp the watering can.\n"
+    "Success: yes.\n"
     "Scene: the watering can is leaking.\n"
-    "Robot: grasp the watering can. Success: no.\n"
-    "Robot: find the jug. Success: yes.\n"
-    "Robot: grasp the jug. Success: yes.\n"
-    "Robot: fill the jug with water from the faucet. Success: yes.\n"
-    "Robot: water the plant with the jug. Success: yes.\n"
+    "Robot: fill the watering can with water from the faucet.\n"
+    "Success: no.\n"
+    "Robot: put the watering can down on the shelf.\n"
+    "Success: yes.\n"
+    "Robot: find the jug.\n"
+    "Success: yes.\n"
+    "Robot: grasp the jug.\n"
+    "Success: yes.\n"
+    "Robot: fill the jug with water from the faucet.\n"
+    "Success: yes.\n"
+    "Robot: water the plant on the desk with the jug.\n"
+    "Success: yes.\n"
     "Robot: done.\n"
 )
-
-
-def skills(task: PlanningTask, phrases: ActionPhrases) -> list[str]:
-    """The task's own actions in words, over the kinds they take ("hold the cup")."""
-    return [
-        phrases.phrase(action, [noun(t) for t in task.parameter_types(action)])
-        for action in sorted(task.actions)
-        if action == base_action_name(action)
-    ]
+"""Written for this benchmark from a task outside it. The situation line comes right
+before the step it was raised at, as the world raises it."""
 
 
 class InnerMonologue:
     name = "inner_monologue"
     label = "Inner Monologue"
     uses_llm = True
-    summary = "closed loop: LLM picks each action from scene and success feedback"
+    summary = "closed loop: LLM scores the robot's skills (SayCan) with scene and success feedback"
 
     def __init__(self, context: MethodContext) -> None:
         if context.model is None:
             raise CowpError("Inner Monologue needs a language model")
+        if not callable(getattr(context.model, "next_tokens", None)):
+            raise CowpError(
+                "Inner Monologue scores skills with token log-probabilities, which this "
+                "language model client does not give",
+                hint="use the embedded model or an OpenAI-compatible server with /v1/completions",
+            )
         self.context = context
         self.model = context.model
         self.monologue: list[str] = []
+        self.calls: list[int] = []
+
+    def header(self, episode: Episode) -> str:
+        task = episode.problem
+        kinds = sorted({noun(object_type(o, task), "") for o in episode.scene()})
+        return f"Task: {self.context.spec.description}.\nScene: {', '.join(kinds)}.\n"
 
     def run(self, episode: Episode) -> None:
-        spec = self.context.spec
         task = episode.problem
-        phrases = ActionPhrases(spec.phrases)
-        admissible = admissible_actions(task, phrases)
-        kinds = sorted({noun(object_type(o, task), "") for o in episode.scene()})
-        header = (
-            f"Task: {spec.description}\nSkills: {'; '.join(skills(task, phrases))}.\n"
-            f"Scene: {', '.join(kinds)}."
-        )
+        phrases = ActionPhrases(self.context.spec.phrases)
+        skills = admissible_actions(task, phrases)
+        believed = BelievedState(task)
+        header = self.header(episode)
         plan = self.context.planner.solve(task, 60.0)
         budget = 3 * len(plan.steps) + 6 if plan.found else 30
         for _ in range(budget):
-            prompt = f"{DEMONSTRATION}\n{header}\n" + "".join(f"{m}\n" for m in self.monologue)
-            text = self.model.complete(prompt + "Robot:", system=SYSTEM, max_tokens=16)
-            line = text.strip().splitlines()[0] if text.strip() else ""
-            line = line.removeprefix("Robot:").split("Success")[0].strip().rstrip(".")
-            if not line or line.lower().startswith("done"):
-                episode.give_up("the model said the task is done, but it is not")
+            choice = self._choose(header, skills, believed)
+            if choice is None:
+                episode.give_up("no skill can be done now")
                 return
-            match, _ = best_match(line, admissible)
-            outcome = episode.execute(match.step)
+            self.monologue.append(f"Robot: {choice.text}.")
+            outcome = episode.execute(choice.step)
             if episode.finished:
                 return
             if outcome.situation is not None:
-                self.monologue.append(f"Scene: {outcome.situation.strip().rstrip('.')}.")
-                continue
-            success = "yes" if outcome.executed else "no"
-            self.monologue.append(f"Robot: {match.text}. Success: {success}.")
+                # The robot perceived something before the step: the step was not done.
+                self.monologue.insert(-1, f"Scene: {outcome.situation.strip().rstrip('.')}.")
+            if outcome.executed:
+                believed.apply(choice.step)
+            self.monologue.append(f"Success: {'yes' if outcome.executed else 'no'}.")
         episode.give_up("out of steps")
+
+    def _choose(
+        self, header: str, skills: list[Admissible], believed: BelievedState
+    ) -> Admissible | None:
+        """The best-scored skill the robot can do now; None when it can do none."""
+        possible = [s for s in skills if believed.affords(s.step)]
+        if not possible:
+            return None
+        prompt = DEMONSTRATION + "\n" + header + "".join(f"{m}\n" for m in self.monologue)
+        options = [f" {s.text}." for s in possible]
+        scored = best_skill(self.model, prompt + "Robot:", options)  # type: ignore[arg-type]
+        self.calls.append(scored.calls)
+        return possible[scored.index]
+
+    def trace(self) -> list[str]:
+        """The monologue as the model saw it, and the model calls each choice cost."""
+        return [*self.monologue, f"model calls per choice: {self.calls}"]
 
 
 METHOD = InnerMonologue

@@ -137,12 +137,12 @@ def write_calibration(
 
 
 def tuned_on_record(
-    split: str, seed: str, point: Mapping[str, Any], meets_goal: bool, auc: float
+    split: str, split_by: str, point: Mapping[str, Any], meets_goal: bool, auc: float
 ) -> dict[str, Any]:
     """The `tuned_on` block: what the threshold was chosen on and what it did there."""
     return {
         "split": split,
-        "split_seed": seed,
+        "split_by": split_by,
         **point,
         "auc": round(auc, 4),
         "meets_goal": meets_goal,

@@ -9,19 +9,18 @@ Two sources, one shape (`CalibrationItem`):
   robot really observes that blocks nothing. Without them a monitor that flags
   everything looks perfect, because the dataset holds only blockers.
 
-The dev/test split is derived, not stored: within each stratum (task, blocking or
-benign) items are ranked by a seeded SHA-256 of their key and the first half (rounded
-up) is dev. It is stable across runs and machines, balanced per task, and a test item
-can only move if its own stratum changes. Thresholds are tuned on dev; test is for
-reporting only.
+The dev/test split is by task, the project's one split (`split:` in pddl/tasks.yaml,
+`cowp_ros.tasks.split_tasks`): the items of the test tasks are `test`, every other item
+(the dev tasks' and those of tasks outside the benchmark, such as serve_water) is
+`dev`. Thresholds are tuned on dev; test is for reporting only, and no test task has
+ever been tuned on. (Until this split, items were dealt by a seeded hash within each
+task, so every benchmark task had items on both sides.)
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -32,10 +31,10 @@ import yaml
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.result import PlanStep
-from cowp_ros.tasks import TaskSpec, get_task
+from cowp_ros.tasks import TaskSpec, get_task, split_tasks
 
-SPLIT_SEED = "cowp-monitor-calibration-v1"
-"""Changing it re-deals dev and test; the config records which seed it was tuned on."""
+SPLIT_BY = "task (pddl/tasks.yaml split: test tasks -> test, every other task -> dev)"
+"""How the split is made; the config records it beside a tuned threshold."""
 SPLITS = ("dev", "test", "all")
 BENIGN_FILE = "data/benign_situations.yaml"
 BENIGN_KINDS = frozenset({"attribute", "unrelated", "elsewhere", "variation", "robot"})
@@ -64,35 +63,28 @@ class CalibrationItem:
         return (self.task, self.blocking)
 
 
-def _hash(key: str, seed: str) -> str:
-    return hashlib.sha256(f"{seed}\n{key}".encode()).hexdigest()
-
-
-def assign_splits(items: Iterable[CalibrationItem], seed: str = SPLIT_SEED) -> dict[str, str]:
-    """key -> "dev" or "test", stratified by (task, blocking); see the module docstring."""
-    strata: dict[tuple[str, bool], list[CalibrationItem]] = {}
-    for item in items:
-        strata.setdefault(item.stratum, []).append(item)
+def assign_splits(
+    items: Iterable[CalibrationItem], test_tasks: Collection[str] | None = None
+) -> dict[str, str]:
+    """key -> "dev" or "test": test for the items of the test tasks, dev for the rest."""
+    test = set(split_tasks()["test"] if test_tasks is None else test_tasks)
     splits: dict[str, str] = {}
-    for members in strata.values():
-        ranked = sorted(members, key=lambda item: _hash(item.key, seed))
-        dev_count = math.ceil(len(ranked) / 2)
-        for rank, item in enumerate(ranked):
-            if item.key in splits:
-                raise CowpError(f"calibration items share the key {item.key!r}")
-            splits[item.key] = "dev" if rank < dev_count else "test"
+    for item in items:
+        if item.key in splits:
+            raise CowpError(f"calibration items share the key {item.key!r}")
+        splits[item.key] = "test" if item.task in test else "dev"
     return splits
 
 
 def select_split(
-    items: Sequence[CalibrationItem], split: str, seed: str = SPLIT_SEED
+    items: Sequence[CalibrationItem], split: str, test_tasks: Collection[str] | None = None
 ) -> list[CalibrationItem]:
     """The items of one split ("dev", "test" or "all"), in their original order."""
     if split not in SPLITS:
         raise CowpError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
     if split == "all":
         return list(items)
-    splits = assign_splits(items, seed)
+    splits = assign_splits(items, test_tasks)
     return [item for item in items if splits[item.key] == split]
 
 

@@ -1,0 +1,265 @@
+"""ORACLE: the ceiling. It knows what each raised situation does and which stand-ins pass.
+
+Through its explicit privileged access (`cowp_ros.bench.privileged`; no other method
+gets one) it reads, once a situation is raised, which objects it made unusable and
+which actions it put beyond the robot's skills, and the judge's accepted stand-ins per
+role and action. It never sees the situations still to come: it is the best a method
+can do that reacts to what it observes.
+
+It plans with the bench's planner over a compiled copy of the task: each parameter of
+each action takes exactly the objects the world and the judge allow there (a release
+step any held object; another step only usable objects of the role's kind, and, once
+the role's own object is unusable, the kinds accepted for that action), written as
+static `oracle_ok_<action>_<i>` facts. It keeps its plan while the plan still holds
+under what it knows (a harmless situation changes nothing), and replans otherwise.
+Where even it finds no plan, the situation is unsolvable in that trial; the pairs it
+cannot solve with the whole house present are listed in the judge files (`unsolvable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from cowp_ros.bench.methods import MethodContext
+from cowp_ros.bench.privileged import PrivilegedAccess
+from cowp_ros.bench.view import RobotView
+from cowp_ros.errors import CowpError
+from cowp_ros.pddl import Atom, PlanningTask
+from cowp_ros.pddl.edits import apply_action, precondition_literals
+from cowp_ros.pddl.formulas import literals_of
+from cowp_ros.pddl.model import atom_of
+from cowp_ros.planning import PlanStep
+
+OK_PREFIX = "oracle_ok"
+
+
+class Knowledge:
+    """What the oracle knows now: which object may take which parameter of which action."""
+
+    def __init__(self, task: PlanningTask, access: PrivilegedAccess) -> None:
+        self.task = task
+        self.disabled = set(access.disabled())
+        self.beyond = set(access.beyond_skills())
+        self.release = set(access.release_actions())
+        self.role_objects = access.role_objects()
+        self.access = access
+        self._accepted: dict[tuple[str, str], set[str]] = {}
+
+    def accepted(self, role: str, action: str) -> set[str]:
+        key = (role, action)
+        if key not in self._accepted:
+            self._accepted[key] = set(self.access.accepted_kinds(role, action))
+        return self._accepted[key]
+
+    def allowed(self, action: str, position: int, obj: str) -> bool:
+        """May `obj` fill parameter `position` of `action`, by the world and the judge?"""
+        task = self.task
+        if action in self.beyond:
+            return False
+        role = task.parameter_types(action)[position]
+        kind = task.objects[obj]
+        if action in self.release:
+            return task.is_subtype(kind, role)
+        if obj in self.disabled:
+            return False
+        if task.is_subtype(kind, role):
+            return True
+        own = self.role_objects.get(role, ())
+        needed = any(o in self.disabled for o in own)
+        return needed and kind in self.accepted(role, action)
+
+    def ok_atoms(self, objects: Sequence[str]) -> set[Atom]:
+        atoms = set()
+        for action in self.task.actions:
+            for i in range(len(self.task.parameter_types(action))):
+                for obj in objects:
+                    if self.allowed(action, i, obj):
+                        atoms.add(Atom(f"{OK_PREFIX}_{action}_{i}", (obj,)))
+        return atoms
+
+
+def compile_task(task: PlanningTask, knowledge: Knowledge) -> PlanningTask:
+    """`task` (its state now) with each parameter restricted to the objects allowed there.
+
+    A parameter keeps its declared type when only that kind is allowed, and takes the
+    type's parent otherwise, so the planner grounds no more than it must.
+    """
+    objects = sorted(task.problem_object_names)
+    ok = knowledge.ok_atoms(objects)
+    allowed_types: dict[tuple[str, int], str] = {}
+    for action in task.actions:
+        for i, role in enumerate(task.parameter_types(action)):
+            kinds = {task.objects[a.args[0]] for a in ok if a.predicate == _ok(action, i)}
+            wide = any(not task.is_subtype(k, role) for k in kinds)
+            allowed_types[(action, i)] = task.types.get(role, role) if wide else role
+    return PlanningTask.from_text(
+        _domain_text(task, allowed_types), _problem_text(task, ok), f"oracle {task.source}"
+    )
+
+
+def _ok(action: str, position: int) -> str:
+    return f"{OK_PREFIX}_{action}_{position}"
+
+
+def _types_text(task: PlanningTask) -> str:
+    by_parent: dict[str, list[str]] = {}
+    for child, parent in task.types.items():
+        by_parent.setdefault(parent, []).append(child)
+    return "\n    ".join(f"{' '.join(sorted(c))} - {p}" for p, c in sorted(by_parent.items()))
+
+
+def _atom_text(atom: Atom) -> str:
+    return f"({' '.join([atom.predicate, *atom.args])})"
+
+
+def _domain_text(task: PlanningTask, types: Mapping[tuple[str, int], str]) -> str:
+    top = task.top_type(next(iter(task.types)))
+    predicates = [
+        f"({name} {' '.join(f'?x{i} - {t}' for i, t in enumerate(arg_types))})"
+        for name, arg_types in sorted(task.predicates.items())
+    ]
+    actions = []
+    for name in sorted(task.actions):
+        action = task.action(name)
+        params = [str(v) for v in action.parameters]
+        pre = [
+            _atom_text(lit.atom) if lit.positive else f"(not {_atom_text(lit.atom)})"
+            for lit in precondition_literals(task, name)
+        ]
+        for i, var in enumerate(params):
+            predicates.append(f"({_ok(name, i)} ?x - {top})")
+            pre.append(f"({_ok(name, i)} {var})")
+        effect = []
+        for lit in literals_of(action.effect):
+            text = _atom_text(atom_of(lit.predicate))
+            effect.append(text if lit.positive else f"(not {text})")
+        typed = " ".join(f"{v} - {types[(name, i)]}" for i, v in enumerate(params))
+        actions.append(
+            f"  (:action {name}\n    :parameters ({typed})\n"
+            f"    :precondition (and {' '.join(pre)})\n    :effect (and {' '.join(effect)}))"
+        )
+    negative = any(
+        not lit.positive for name in task.actions for lit in precondition_literals(task, name)
+    )
+    requirements = ":strips :typing" + (" :negative-preconditions" if negative else "")
+    constants = ""
+    if task.constants:
+        constants = (
+            "  (:constants "
+            + " ".join(f"{c} - {task.objects[c]}" for c in sorted(task.constants))
+            + ")\n"
+        )
+    return (
+        f"(define (domain oracle_{task.domain.name})\n"
+        f"  (:requirements {requirements})\n"
+        f"  (:types\n    {_types_text(task)})\n{constants}"
+        f"  (:predicates\n    {' '.join(predicates)})\n" + "\n".join(actions) + ")\n"
+    )
+
+
+def _problem_text(task: PlanningTask, ok: set[Atom]) -> str:
+    objects = " ".join(f"{o} - {task.objects[o]}" for o in sorted(task.problem_object_names))
+    init = " ".join(_atom_text(a) for a in sorted({*task.init_atoms, *ok}))
+    goal = " ".join(_atom_text(a) for a in sorted(task.goal_atoms))
+    return (
+        f"(define (problem oracle_{task.problem.name})\n"
+        f"  (:domain oracle_{task.domain.name})\n"
+        f"  (:objects {objects})\n  (:init {init})\n  (:goal (and {goal})))\n"
+    )
+
+
+def still_holds(task: PlanningTask, plan: Sequence[PlanStep], knowledge: Knowledge) -> bool:
+    """Does `plan` still reach the goal from `task`'s state under what is known now?"""
+    state = set(task.init_atoms)
+    for step in plan:
+        if step.action not in task.actions:
+            return False
+        if not all(knowledge.allowed(step.action, i, a) for i, a in enumerate(step.args)):
+            return False
+        action = task.action(step.action)
+        mapping = {str(v): a for v, a in zip(action.parameters, step.args, strict=True)}
+        for lit in precondition_literals(task, step.action):
+            holds = _ground(lit.atom, mapping) in state
+            if holds != lit.positive:
+                return False
+        effects = [(lit.positive, atom_of(lit.predicate)) for lit in literals_of(action.effect)]
+        for positive, atom in effects:
+            if not positive:
+                state.discard(_ground(atom, mapping))
+        for positive, atom in effects:
+            if positive:
+                state.add(_ground(atom, mapping))
+    return task.goal_atoms <= state
+
+
+def _ground(atom: Atom, mapping: Mapping[str, str]) -> Atom:
+    return Atom(atom.predicate, tuple(mapping.get(a, a) for a in atom.args))
+
+
+class Oracle:
+    name = "oracle"
+    label = "ORACLE"
+    uses_llm = False
+    privileged = True
+    summary = "ceiling: knows each raised situation's effect and the accepted stand-ins"
+
+    def __init__(self, context: MethodContext) -> None:
+        if context.privileged is None:
+            raise CowpError("the oracle needs its privileged access (the runner gives it)")
+        self.context = context
+        self.access: PrivilegedAccess = context.privileged
+        self.notes: list[str] = []
+
+    def trace(self) -> list[str]:
+        return list(self.notes)
+
+    def run(self, episode: RobotView) -> None:
+        task = episode.problem
+        plan: list[PlanStep] = []
+        failures = 0
+        while not episode.finished:
+            knowledge = Knowledge(task, self.access)
+            if not plan or not still_holds(task, plan, knowledge):
+                found = self._solve(task, knowledge)
+                if found is None:
+                    episode.give_up(self._why_stuck(knowledge))
+                    return
+                plan = found
+            step = plan[0]
+            outcome = episode.execute(step)
+            if episode.finished:
+                return
+            if outcome.executed:
+                failures = 0
+                task = apply_action(task, step.action, step.args)
+                plan = plan[1:]
+            elif outcome.situation is not None:
+                self.notes.append(f"saw: {outcome.situation}")
+            else:
+                failures += 1
+                self.notes.append(f"{step} failed: {outcome.reason}")
+                plan = []
+                if failures >= 3:
+                    episode.give_up(f"{step} failed {failures} times")
+                    return
+
+    def _solve(self, task: PlanningTask, knowledge: Knowledge) -> list[PlanStep] | None:
+        compiled = compile_task(task, knowledge)
+        result = self.context.planner.solve(compiled, 60.0)
+        if not result.found:
+            self.notes.append(f"no plan ({result.status.value})")
+            return None
+        plan = list(result.steps)
+        self.notes.append("planned: " + ", ".join(str(s) for s in plan))
+        return plan
+
+    def _why_stuck(self, knowledge: Knowledge) -> str:
+        parts = []
+        if knowledge.disabled:
+            parts.append("unusable: " + ", ".join(sorted(knowledge.disabled)))
+        if knowledge.beyond:
+            parts.append("beyond the robot's skills: " + ", ".join(sorted(knowledge.beyond)))
+        return "oracle: no plan reaches the goal (" + ("; ".join(parts) or "nothing known") + ")"
+
+
+METHOD = Oracle
