@@ -5,6 +5,10 @@ names (a 1-based step number or an action name; default: before the first step).
 narrative says what the robot planned, saw, asked, learned and did; `--report` writes
 the whole run as JSON.
 
+Situation handling (--method): `grounded`, the project's own: one grounded
+decision per situation, a frugal acquirer, tidy plans (docs/grounded.md); `cowp` (default),
+the paper's Plan Monitor and Knowledge Acquirer, faithful to its Prompts 1-3.
+
 Related methods, each chosen by a flag:
   --planner llm_guided [--beam K]   the language model ranks next actions in a beam search
                                     (symbolically checked, plan verified; pyperplan takes
@@ -25,6 +29,7 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from cowp_ros.cli.plan import add_problem_arguments
+from cowp_ros.cowp.grounded import grounded_loop
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.report import Event
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
@@ -35,6 +40,9 @@ from cowp_ros.methods.dkprompt.questions import VisualQuestioner
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.tasks import TaskSpec, get_task, task_names
 from cowp_ros.tasks.phrases import ActionPhrases
+
+METHODS = ("grounded", "cowp")
+DEFAULT_METHOD = "cowp"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -59,6 +67,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="STEP",
         help="when the matching --situation arises: a step number or an action name",
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default=DEFAULT_METHOD,
+        help=f"situation handling: {' or '.join(METHODS)} (default {DEFAULT_METHOD})",
     )
     parser.add_argument("--llm-url", default=None, help="OpenAI-compatible server URL")
     parser.add_argument("--llm-model", default=None, help="model name on that server")
@@ -225,16 +239,19 @@ def run_with_model(args: argparse.Namespace, spec: TaskSpec, model: LanguageMode
     """The run itself, given a model (tests hand in a scripted one)."""
     schedule = schedule_from(args.situation, args.at)
     problem = spec.build_problem(args.objects, seed=args.seed)
-    loop = OpenWorldPlanner.for_task(
-        spec,
-        model,
-        build_planner(args, model),
-        problem=problem,
-        settings=CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates),
-    )
+    settings = CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates)
+    if getattr(args, "method", DEFAULT_METHOD) == "grounded":
+        loop = grounded_loop(
+            spec, model, build_planner(args, model), problem=problem, loop_settings=settings
+        )
+    else:
+        loop = OpenWorldPlanner.for_task(
+            spec, model, build_planner(args, model), problem=problem, settings=settings
+        )
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
-        print(f"model: {loop.report.model}; planner: {loop.planner.name}")
+        method = getattr(args, "method", DEFAULT_METHOD)
+        print(f"model: {loop.report.model}; planner: {loop.planner.name}; method: {method}")
         loop.report.listeners.append(print_event)
     if args.llm_state:
         from cowp_ros.methods.llm_state.loop import BeliefLoop

@@ -16,6 +16,11 @@ asks them where they count:
    action first, stopping at the first "no": a plate can be found and held, but not
    filled with water.
 4. **Stop at the first accepted kind** (`enough`), so Prompt 3 is never needed.
+
+The questions themselves are COWP's acquirer's (`acquirer.KnowledgeAcquirer`: role
+question, then Prompt 2 per action until the first "no"): `FrugalAcquirer` wraps any
+`Acquirer` (in this process, or the commonsense node's client) and only decides which
+kinds are asked, in which order, and when to stop.
 """
 
 from __future__ import annotations
@@ -24,33 +29,31 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cowp_ros.cowp.acquirer import CandidateAssessment, KnowledgeAcquirer, Selection
+from cowp_ros.cowp.acquirer import CandidateAssessment, Selection
+from cowp_ros.cowp.ports import Acquirer
 from cowp_ros.llm.embeddings import Embedder
-from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import PlanningTask
-from cowp_ros.tasks.phrases import ActionPhrases, noun
+from cowp_ros.tasks.phrases import noun
 
 
-class FrugalAcquirer(KnowledgeAcquirer):
-    """The `Acquirer` port, frugal (see the module docstring).
+class FrugalAcquirer:
+    """The `Acquirer` port: `inner`'s questions, asked frugally (see the module docstring).
 
-    `embedder`: None reads kind names in the given (alphabetical) order, so the acquirer
-    still works where the embedding model is not installed, only less frugally.
+    `embedder`: None keeps the given (alphabetical) order, so the acquirer still works
+    where the embedding model is not installed, only less frugally.
     """
 
     def __init__(
         self,
-        model: LanguageModel,
-        phrases: ActionPhrases,
+        inner: Acquirer,
         *,
         embedder: Embedder | None,
-        role_threshold: float,
         max_candidates: int = 3,
         min_similarity: float = 0.0,
     ) -> None:
-        super().__init__(model, phrases, role_threshold=role_threshold)
         if max_candidates < 1:
             raise ValueError(f"max_candidates must be at least 1, not {max_candidates}")
+        self.inner = inner
         self.embedder = embedder
         self.max_candidates = max_candidates
         self.min_similarity = min_similarity
@@ -84,6 +87,20 @@ class FrugalAcquirer(KnowledgeAcquirer):
         """The first accepted kind is enough: the others are not asked about."""
         return len(accepted) >= 1
 
+    def assess(
+        self,
+        task: PlanningTask,
+        role_type: str,
+        actions: Sequence[str],
+        candidate_type: str,
+        example_object: str,
+        task_description: str = "",
+    ) -> CandidateAssessment:
+        """`inner`'s questions: the role question, then per action until the first no."""
+        return self.inner.assess(
+            task, role_type, actions, candidate_type, example_object, task_description
+        )
+
     def select(
         self,
         accepted: Sequence[CandidateAssessment],
@@ -91,7 +108,7 @@ class FrugalAcquirer(KnowledgeAcquirer):
         task_description: str,
         situation: str,
     ) -> Selection:
-        """The accepted kind (there is one, unless the loop fell back to several)."""
+        """The accepted kind, without a question when there is one."""
         if len(accepted) == 1:
             return Selection(accepted[0].candidate_type, None, None, "first accepted")
-        return super().select(accepted, role_type, task_description, situation)
+        return self.inner.select(accepted, role_type, task_description, situation)

@@ -18,6 +18,7 @@ Its thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -26,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from cowp_ros.cowp.acquirer import KnowledgeAcquirer
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
 from cowp_ros.cowp.grounding import GroundedFacts
@@ -133,9 +135,12 @@ def grounded_loop(
     problem: PlanningTask | None = None,
     settings: GroundedSettings | None = None,
     embedder: Embedder | None = None,
+    loop_settings: CowpSettings | None = None,
     cancel: CancelToken = NEVER,
 ) -> OpenWorldPlanner:
-    """COWP's loop for a registered task with the grounded method at its ports."""
+    """COWP's loop for a registered task with the grounded method at its ports
+    (`loop_settings`: the loop's knobs; failures always blame a harmless-judged
+    situation about the failed step's objects, see `CowpSettings.blame_failures`)."""
     task = problem or spec.load()
     settings = settings or GroundedSettings.for_model(model.name)
     phrases = ActionPhrases(spec.phrases)
@@ -147,10 +152,8 @@ def grounded_loop(
         reserved=reserved,
     )
     acquirer = FrugalAcquirer(
-        model,
-        phrases,
+        KnowledgeAcquirer(model, phrases, role_threshold=settings.role_threshold),
         embedder=embedder if embedder is not None else shared_embedder(),
-        role_threshold=settings.role_threshold,
         max_candidates=settings.max_candidates,
         min_similarity=settings.min_similarity,
     )
@@ -161,7 +164,7 @@ def grounded_loop(
         phrases=phrases,
         description=spec.description,
         task_name=spec.name,
-        settings=CowpSettings(blame_failures=True),
+        settings=dataclasses.replace(loop_settings or CowpSettings(), blame_failures=True),
         predicates=GroundedFacts(reserved),
         monitor=monitor,
         acquirer=acquirer,

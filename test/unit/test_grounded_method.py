@@ -9,6 +9,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
+from cowp_ros.cowp.acquirer import KnowledgeAcquirer
 from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
 from cowp_ros.cowp.grounded import GroundedSettings, grounded_loop
 from cowp_ros.cowp.grounding import GroundedFacts, fact_of, ground
@@ -158,10 +159,8 @@ class KindEmbedder:
 def test_the_closest_kinds_are_tried_first_and_the_far_ones_never(fill) -> None:
     spec, task = fill
     acquirer = FrugalAcquirer(
-        ScriptedModel(),
-        ActionPhrases(spec.phrases),
+        KnowledgeAcquirer(ScriptedModel(), ActionPhrases(spec.phrases)),
         embedder=KindEmbedder(),
-        role_threshold=0.9,
         max_candidates=2,
         min_similarity=0.2,
     )
@@ -180,7 +179,8 @@ def test_a_stand_in_is_asked_per_action_only_after_its_role_question(fill) -> No
             (r"Can a bowl be used instead", 0.5),
         ]
     )
-    acquirer = FrugalAcquirer(model, ActionPhrases(spec.phrases), embedder=None, role_threshold=0.9)
+    inner = KnowledgeAcquirer(model, ActionPhrases(spec.phrases), role_threshold=0.9)
+    acquirer = FrugalAcquirer(inner, embedder=None)
     actions = ["hold_cup", "fill_cup", "place_cup", "find_cup"]
     plate = acquirer.assess(task, "cup", actions, "plate", "plate_1", spec.description)
     assert not plate.accepted and len(plate.questions) == 3  # role, hold, fill: "no"
@@ -278,3 +278,16 @@ def test_the_tidy_planner_gives_valid_plans() -> None:
     assert result.found and replay(task, result.steps)
     walks = [i for i, s in enumerate(result.steps) if s.action == "walk_to"]
     assert result.steps[walks[0]].args == ("faucet_1",)
+
+
+def test_per_step_verdicts_count_the_steps_up_to_the_blocked_one(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(yes_no=[(r"if the cup is dirty", False)])
+    monitor = GroundedMonitor(model, "filling a cup", Thresholds(), per_step=True)
+    check = monitor.check(FILL_PLAN, Situation("the cup is dirty"), task, used(FILL_PLAN))
+    assert [v.step for v in check.verdicts] == FILL_PLAN[:3]
+    assert [v.suitable for v in check.verdicts] == [True, True, False]
+    assert check.blocked == FILL_PLAN[2] and model.usage.calls == 1
+    again = monitor.check(FILL_PLAN[1:], Situation("the cup is dirty"), task, used(FILL_PLAN))
+    assert len(again.verdicts) == 2 and not again.verdicts[-1].suitable
+    assert model.usage.calls == 1
