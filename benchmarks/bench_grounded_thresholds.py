@@ -29,14 +29,16 @@ from pathlib import Path
 from cowp_ros.bench.annotations import Effect, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
+from cowp_ros.cowp import situation_monitor
 from cowp_ros.cowp.calibration.situations import load_benign_situations
 from cowp_ros.cowp.calibration.thresholds import auc
 from cowp_ros.cowp.grounded import GroundedSettings
 from cowp_ros.cowp.grounding import ground, plan_objects
+from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds, uses
 from cowp_ros.llm.endpoint import open_model
-from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task, split_tasks
@@ -85,7 +87,24 @@ def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[It
     return found
 
 
-def decide(items: Sequence[Item], model: LanguageModel) -> None:
+def reword(wording: str) -> None:
+    """Use `wording` for the use question and its examples (for comparing wordings)."""
+    sm = situation_monitor
+    opening = wording.split("{object}")[0]
+
+    def question(object_noun: str, task_description: str, situation: str) -> str:
+        return wording.format(
+            object=object_noun, task=task_description, situation=sentence(situation)
+        )
+
+    sm.use_question = question  # type: ignore[assignment]
+    sm.USE_EXAMPLES = tuple(
+        Example(e.question.replace("Can the robot still use ", opening), e.answer)
+        for e in sm.USE_EXAMPLES
+    )
+
+
+def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None) -> None:
     """Score each item with the monitor's questions (thresholds play no part here)."""
     for item in items:
         spec = get_task(item.task)
@@ -93,10 +112,26 @@ def decide(items: Sequence[Item], model: LanguageModel) -> None:
         steps = list(make_planner("pyperplan").solve(problem, 60.0).steps)
         actions = [base_action_name(s.action) for s in steps]
         rest = steps[actions.index(item.action) :]
-        monitor = GroundedMonitor(model, spec.description, Thresholds(use=99.0, world=99.0))
+        monitor = GroundedMonitor(
+            model,
+            spec.description,
+            Thresholds(use=99.0, world=99.0),
+            use_examples=situation_monitor.USE_EXAMPLES,
+        )
         situation = Situation(item.text)
         usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]
-        decision, _ = monitor.decide(situation, ground(situation, problem, usable), problem)
+        grounding = ground(situation, problem, usable)
+        way = (
+            "grounding"
+            if grounding.subject is not None and not grounding.in_plan
+            else "question"
+            if grounding.subject is not None
+            else "world question"
+        )
+        if only is not None and way != only:
+            item.by = way
+            continue
+        decision, _ = monitor.decide(situation, grounding, problem)
         item.by = decision.by
         item.score = decision.score
 
@@ -159,14 +194,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--dataset", default="../shared/data/cowp")
     parser.add_argument("--json", type=Path, help="write the items and the summary here")
+    parser.add_argument(
+        "--only",
+        choices=("question", "world question"),
+        help="score only the items decided this way (the others are listed unscored)",
+    )
+    parser.add_argument(
+        "--wording",
+        help="try another wording of the use question: a format string with {object}, "
+        "{task} and {situation} (the examples are reworded alike: 'Can the robot still "
+        "use' becomes the wording's opening)",
+    )
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
     dataset = SituationDataset.load(args.dataset)
     annotations = load_annotations()
     tasks = split_tasks()[args.split]
     items = [item for task in tasks for item in items_for(task, dataset, annotations)]
+    if args.wording:
+        reword(args.wording)
     with open_model(settings_from_args(args)) as model:
-        decide(items, model)
+        decide(items, model, args.only)
         settings = GroundedSettings.for_model(model.name)
     for item in items:
         score = "-" if item.score is None else f"{item.score:6.2f}"

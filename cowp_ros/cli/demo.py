@@ -27,6 +27,7 @@ RECORDED_TOPICS = {
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments
+    from cowp_ros.cli.run import DEFAULT_METHOD, METHODS
 
     parser = subparsers.add_parser(
         "demo",
@@ -39,6 +40,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--scenario",
         default="serve_water_dirty_cup",
         help="scenario in config/scenarios/ (default: serve_water_dirty_cup)",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the scenarios with what each shows, and stop"
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default=DEFAULT_METHOD,
+        help=f"situation handling of the commonsense node and task manager "
+        f"(default {DEFAULT_METHOD}; see `cowp run --help`)",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("build/demo"), help="folder for logs, report and bag"
@@ -59,13 +70,15 @@ def run(args: argparse.Namespace) -> int:
     from cowp_ros.sim.scenario import load_scenario
     from cowp_ros.tasks import get_task
 
+    if args.list:
+        return list_scenarios()
     started = time.monotonic()
     scenario = load_scenario(args.scenario)
     spec = get_task(scenario.task)
     present = sorted(set(scenario.objects) - set(spec.task_objects) & set(spec.load().objects))
     run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    print(f"scenario {scenario.name}: {scenario.description}")
+    print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
@@ -83,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
                 f"sim_world.scenario={scenario.name}",
                 f"commonsense.llm_url={llm.base_url}",
                 f"commonsense.llm_model={llm.model}",
+                f"commonsense.reasoner={args.method}",
+                f"task_manager.reasoner={args.method}",
                 f"task_manager.present_objects={json.dumps(present or [''])}",
                 f"task_manager.report_dir={run_dir.resolve()}",
             ],
@@ -95,6 +110,20 @@ def run(args: argparse.Namespace) -> int:
             return _run_task(scenario.task, run_dir, args.timeout, stop, started)
         finally:
             supervisor.stop()
+
+
+def list_scenarios() -> int:
+    """`cowp demo --list`: each scenario, its task, what it shows and when it happens."""
+    from cowp_ros.sim.scenario import available_scenarios, load_scenario
+
+    for name in available_scenarios():
+        scenario = load_scenario(name)
+        print(f"{name}  ({scenario.task})")
+        print(f"    {scenario.description}")
+        for event in scenario.events:
+            about = f", about {event.about}" if event.about else ""
+            print(f'    at {event.action}: "{event.situation}"{about}')
+    return 0
 
 
 def _said_started(server) -> None:

@@ -115,8 +115,8 @@ class CowpSettings:
     max_candidates: int | None = None
     max_repairs: int = 50
     blame_failures: bool = False
-    """A step that fails right after a situation about one of its objects was judged
-    harmless blames that situation: the failure is the evidence the judgement lacked,
+    """A step that fails after a situation about one of its objects was judged harmless
+    blames that situation: the failure is the evidence the judgement lacked,
     so the step is blocked with the situation's fact (no question) and the loop
     replans. COWP (the paper's method) keeps it off: it only replans."""
 
@@ -389,12 +389,10 @@ class OpenWorldPlanner:
     # ---- the loop ----------------------------------------------------------------------
 
     def _blamed_for(self, step: PlanStep) -> KnownSituation | None:
-        """The latest situation seen since the last step done, judged harmless, whose
-        fact is about an object of the failed `step` (None when there is none)."""
-        position = len(self._state.executed)
+        """The latest situation judged harmless whose fact is about an object of the
+        failed `step` (None when there is none): "the plate is not found", seen while
+        the robot looked for the cupboard, is blamed when taking the plate out fails."""
         for known in reversed(self._state.situations):
-            if known.observed_before_step != position:
-                break
             if known.fact is not None or known.set_aside:
                 continue
             self.cancel.check()
@@ -404,7 +402,7 @@ class OpenWorldPlanner:
                 self.report.add(
                     EventKind.PREDICATE,
                     f"understood: {sentence(known.text)} as {fact.atom}: {self.describe(step)} "
-                    "failed right after it",
+                    "failed after it",
                     **fact.to_dict(),
                 )
                 return known

@@ -221,7 +221,7 @@ def test_a_failed_step_blames_the_situation_judged_harmless(fill) -> None:
     assert loop.next_step() == held
     loop.step_done(False)
     assert all(held.args[0] not in s.args for s in loop.remaining_steps if s.action != "put_down")
-    assert any("failed right after it" in e.text for e in loop.report.events)
+    assert any("failed after it" in e.text for e in loop.report.events)
 
 
 def test_settings_come_per_model_with_a_default(tmp_path: Path) -> None:
