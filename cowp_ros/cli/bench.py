@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from cowp_ros.bench import methods as method_registry
 from cowp_ros.bench.annotations import DEFAULT_DIR, load_annotations
@@ -285,6 +286,7 @@ def run_bench(args: argparse.Namespace) -> int:
             (out / "config.json").unlink(missing_ok=True)
         check_config(out, bench_settings)
     started = time.monotonic()
+    checkout = _checkout() if args.archive else {}
     _say(f"load before: {_load()}")
     ran = 0
     if not args.report_only:
@@ -363,7 +365,7 @@ def run_bench(args: argparse.Namespace) -> int:
             _say(f"plot: {path}")
     if args.archive and not args.report_only:
         _say(f"archive: {write_archive(out)}")
-        _write_provenance(out, run_seconds, ran, args.jobs)
+        _write_provenance(out, checkout, run_seconds, ran, args.jobs)
     print(table)
     _say(f"results: {out / 'results.json'}, {out / 'results.md'}; load after: {_load()}")
     return 0
@@ -386,26 +388,35 @@ def _check_saved_config(out: Path, settings: BenchSettings) -> None:
         )
 
 
-def _write_provenance(out: Path, seconds: float, ran: int, jobs: int) -> None:
+def _git(*cmd: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", *cmd], cwd=REPO, capture_output=True, text=True, timeout=20, check=False
+        )
+        return done.stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _checkout() -> dict[str, Any]:
+    """The commit and the tracked files that differ from it (a reader can see whether
+    any of them is code the run used), taken when the run starts: its code is loaded then.
+    """
+    return {
+        "commit": _git("rev-parse", "HEAD").strip(),
+        "uncommitted": sorted(
+            line[3:] for line in _git("status", "--porcelain", "--untracked-files=no").splitlines()
+        ),
+    }
+
+
+def _write_provenance(
+    out: Path, checkout: dict[str, Any], seconds: float, ran: int, jobs: int
+) -> None:
     """The command, the commit and the time of the run beside its archive."""
-
-    def git(*cmd: str) -> str:
-        try:
-            done = subprocess.run(
-                ["git", *cmd], cwd=REPO, capture_output=True, text=True, timeout=20, check=False
-            )
-            return done.stdout
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
     record = {
         "command": "cowp " + shlex.join(sys.argv[1:]) if sys.argv else "",
-        "commit": git("rev-parse", "HEAD").strip(),
-        # tracked files that differed from the commit when the run ended (a reader can see
-        # whether any of them is code the run used)
-        "uncommitted": sorted(
-            line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()
-        ),
+        **checkout,
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "run_seconds": round(seconds, 1),
         "pairs_run": ran,
