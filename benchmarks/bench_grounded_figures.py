@@ -13,9 +13,11 @@ What the benchmark's table does not say, from the same trial records:
   raised, and distractors): how many changed their trial (the benchmark's "changed")
   or broke it (the trial failed and every situation in it was harmless, which a
   method that ignored them all would have completed).
-- **How each situation was decided** (the method's trace: `decided: ...` lines):
-  by grounding alone, by one question about the object, by one question about the
-  task; and how many situations went on to the acquirer, and the questions per
+- **How each situation was decided** (the method's trace: `decided: ...` lines; a
+  situation decided again after a replan counts once, by its blocking decision if it
+  had one, else by its first): by grounding alone, by one question about the object,
+  by one question about the task; how many situations were blamed when a step failed
+  after them, how many trials went on to the acquirer, and the questions per
   situation raised (all questions, cached answers counted, over all situations).
 """
 
@@ -107,18 +109,21 @@ def decisions(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     decision about each situation counts), and the acquirer's share."""
     by: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
-    acquired = fired = questions = 0
+    acquired = fired = questions = blamed = 0
     for record in records:
         fired += sum(1 for s in record["situations"] if s["fired"])
         fired += sum(1 for d in record["distractors"] if d["fired"])
         usage = record["usage"]
         questions += usage["calls"] + usage["cache_hits"]
-        last: dict[str, str] = {}
+        chosen: dict[str, str] = {}
         for line in record["trace"]:
             if line.startswith("decided: "):
                 situation = line[len("decided: ") :].split(": ", 1)[0]
-                last[situation] = line
-        for line in last.values():
+                if situation not in chosen or (
+                    ": blocks " in line and ": blocks " not in chosen[situation]
+                ):
+                    chosen[situation] = line
+        for line in chosen.values():
             how = (
                 "grounding alone"
                 if "by grounding alone" in line
@@ -130,10 +135,12 @@ def decisions(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             verdicts[f"{how}: {'blocks' if ': blocks ' in line else 'harmless'}"] += 1
         if any(line.startswith("acquirer: asked") for line in record["trace"]):
             acquired += 1
+        blamed += sum(1 for line in record["trace"] if "failed after it" in line)
     return {
         "situations_raised": fired,
         "decided_by": dict(by),
         "verdicts": dict(verdicts),
+        "blamed_when_a_step_failed": blamed,
         "trials_that_asked_the_acquirer": acquired,
         "questions": questions,
         "questions_per_situation": round(questions / fired, 2) if fired else None,
