@@ -5,9 +5,9 @@ names (a 1-based step number or an action name; default: before the first step).
 narrative says what the robot planned, saw, asked, learned and did; `--report` writes
 the whole run as JSON.
 
-Situation handling (--method): `grounded`, the project's own: one grounded
-decision per situation, a frugal acquirer, tidy plans (docs/grounded.md); `cowp` (default),
-the paper's Plan Monitor and Knowledge Acquirer, faithful to its Prompts 1-3.
+Situation handling (--method): `grounded` (default), the project's own: one grounded
+decision per situation, a frugal acquirer, tidy plans (docs/grounded.md); `cowp`, the
+paper's Plan Monitor and Knowledge Acquirer, faithful to its Prompts 1-3.
 
 Related methods, each chosen by a flag:
   --planner llm_guided [--beam K]   the language model ranks next actions in a beam search
@@ -42,7 +42,7 @@ from cowp_ros.tasks import TaskSpec, get_task, task_names
 from cowp_ros.tasks.phrases import ActionPhrases
 
 METHODS = ("grounded", "cowp")
-DEFAULT_METHOD = "cowp"
+DEFAULT_METHOD = "grounded"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -75,8 +75,8 @@ def test_cowp_run_tells_the_story_and_writes_the_report(
 ) -> None:
     report = tmp_path / "out" / "report.json"
     code = main(
-        ["run", "fill_cup", "--situation", "the cup is dirty", "--at", "hold_cup",
-         "--report", str(report)]
+        ["run", "fill_cup", "--method", "cowp", "--situation", "the cup is dirty",
+         "--at", "hold_cup", "--report", str(report)]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0
@@ -89,7 +89,10 @@ def test_cowp_run_tells_the_story_and_writes_the_report(
 
 
 def test_cowp_run_situation_at_a_step_number(scripted: ScriptedModel, capsys) -> None:
-    code = main(["run", "4", "--situation", "the cup is dirty", "--at", "3", "--quiet"])
+    code = main(
+        ["run", "4", "--method", "cowp", "--situation", "the cup is dirty", "--at", "3",
+         "--quiet"]
+    )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0
     assert out.strip().splitlines() == [

@@ -3,9 +3,9 @@
 The only node that talks to the language model. It asks the core's reasoners about the
 PDDL the caller sends (the task manager's current, possibly augmented, domain and
 state), so its answers always refer to the objects that exist now. `reasoner` chooses
-them: `grounded` (one grounded decision per situation, `GroundedMonitor` and
-facts from grounding, no model; thresholds per model in config/grounded.yaml) or `cowp` (default;
-the paper's `PlanMonitor` and `PredicateGenerator`). Both acquire with the
+them: `grounded` (default: one grounded decision per situation, `GroundedMonitor` and
+facts from grounding, no model; thresholds per model in config/grounded.yaml) or `cowp`
+(the paper's `PlanMonitor` and `PredicateGenerator`). Both acquire with the
 `KnowledgeAcquirer`'s questions; the task manager decides which kinds it asks about.
 When no server is configured it starts the embedded local model for its lifetime.
 
@@ -55,7 +55,7 @@ REASONERS = ("grounded", "cowp")
 PARAMETERS = (
     Param(
         "reasoner",
-        "cowp",
+        "grounded",
         "situation handling: grounded (one grounded decision per situation) or cowp "
         "(the paper's Prompts 1-3); the task manager's `reasoner` must match",
         one_of(*REASONERS),

@@ -79,7 +79,7 @@ PARAMETERS = (
     ),
     Param(
         "reasoner",
-        "cowp",
+        "grounded",
         "situation handling: grounded (the frugal acquirer's order, tidy plans, failures "
         "blame a harmless-judged situation) or cowp (the paper's); as the commonsense node's",
         one_of("grounded", "cowp"),
