@@ -7,12 +7,15 @@ the task's house could offer as a stand-in is put to the acquirer's role questio
 judge files say which answers should be yes: a kind accepted in every action of the
 role (a broom, accepted to clean but not to be plugged in, cannot take the vacuum's
 role). Tasks are split as the project splits them (`cowp_ros.tasks.split_tasks`): the
-threshold is chosen on the dev tasks (`choose`: the largest share of acceptable minus
-share of unacceptable stand-ins passed, on a 0.01 grid, ties to the higher threshold),
-the test tasks only report. Printed per split: AUC of P(yes), and how many acceptable
-and unacceptable stand-ins pass at each threshold; a ROC plot goes to `--plot`. The
-arithmetic is the monitor calibration's (`calibration.thresholds`), with "acceptable" in
-the place of "blocking".
+threshold is chosen on the dev tasks (`choose`: among the reported thresholds
+`THRESHOLDS`, the largest share of acceptable minus share of unacceptable stand-ins
+passed, ties to the higher), the test tasks only report. The candidates are that coarse
+grid on purpose: the dev tasks have 7 acceptable stand-ins, and a 0.01 grid picks 0.87
+for one of them (7/7 acceptable, but 35 of 204 unacceptable passed instead of 16): a
+choice made by one item, not by the decision. Printed per split: AUC of P(yes), and
+how many acceptable and unacceptable stand-ins pass at each threshold; a ROC plot goes
+to `--plot`. The arithmetic is the monitor calibration's (`calibration.thresholds`),
+with "acceptable" in the place of "blocking".
 
     .venv/bin/python benchmarks/bench_stand_ins.py [--llm-url URL --llm-model NAME]
 """
@@ -37,7 +40,7 @@ from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
 THRESHOLDS = (0.8, 0.85, 0.88, 0.9, 0.92, 0.94)
-GRID = tuple(round(0.5 + i / 100, 2) for i in range(50))  # 0.50 ... 0.99
+"""The thresholds reported, and the candidates `choose` picks among."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def choose(rows: list[Judged]) -> float:
         point = operating_point(scores, labels, threshold)
         return point.recall - point.false_alarm_rate
 
-    return max(GRID, key=lambda t: (round(youden(t), 9), t))
+    return max(THRESHOLDS, key=lambda t: (round(youden(t), 9), t))
 
 
 def summary(rows: list[Judged], name: str) -> list[str]:
@@ -164,12 +167,14 @@ def main() -> int:
     for name, rows in splits.items():
         print("\n".join(summary(rows, name)))
     chosen = choose(splits["dev"])
-    test = operating_point(*scored(splits["test"]), chosen)
-    print(
-        f"chosen on the dev tasks: P(yes) >= {chosen:.2f} (deployed: {ROLE_THRESHOLD}); on the "
-        f"test tasks it passes {test.recall:.0%} of acceptable and {test.false_alarm_rate:.0%} "
-        "of unacceptable stand-ins"
-    )
+    print(f"chosen on the dev tasks: P(yes) >= {chosen:.2f} (deployed: {ROLE_THRESHOLD})")
+    for name, rows in splits.items():
+        point = operating_point(*scored(rows), chosen)
+        pos, neg = point.n_blocking, point.n_benign
+        print(
+            f"  {name} at {chosen:.2f}: {round(point.recall * pos)}/{pos} acceptable, "
+            f"{round(point.false_alarm_rate * neg)}/{neg} unacceptable passed"
+        )
     plot(splits, args.plot, f"role question, {label}")
     print(f"plot: {args.plot}")
     return 0

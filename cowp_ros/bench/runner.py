@@ -10,9 +10,9 @@ Situations, by one of the two protocols of the COWP papers:
   occurs with a chance that follows the crowd: `p` times the reports at that step's
   action over the mean reports per action of the task (`step_chance`), so `p` is the
   chance at an average step and a step people reported once is rare (walking in
-  set_table: 1 report of 99, about 0.01). The situation is drawn among the dataset's
-  situations for that action, weighted by the crowd's counts there. A trial may have
-  none, or several.
+  set_table: 1 report against 9.2 at an average step, about 0.011). The situation is
+  drawn among the dataset's situations for that action, weighted by the crowd's counts
+  there. A trial may have none, or several.
 - `conference` (the conference paper's): exactly one situation per trial, drawn among
   the (situation, step) pairs of the task whose step the reference plan has, weighted
   by the crowd's count of that pair; raised at the plan's first step of that action.
