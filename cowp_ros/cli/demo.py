@@ -27,6 +27,7 @@ RECORDED_TOPICS = {
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments
+    from cowp_ros.cli.run import DEFAULT_METHOD, METHODS
 
     parser = subparsers.add_parser(
         "demo",
@@ -37,8 +38,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--scenario",
-        default="serve_water_dirty_cup",
-        help="scenario in config/scenarios/ (default: serve_water_dirty_cup)",
+        default="serve_water_cutlery_in_cup",
+        help="scenario in config/scenarios/ (default: serve_water_cutlery_in_cup, the "
+        "paper's demo situation; `--list` names them all)",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the scenarios with what each shows, and stop"
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default=DEFAULT_METHOD,
+        help=f"situation handling of the commonsense node and task manager "
+        f"(default {DEFAULT_METHOD}; see `cowp run --help`)",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("build/demo"), help="folder for logs, report and bag"
@@ -59,13 +71,15 @@ def run(args: argparse.Namespace) -> int:
     from cowp_ros.sim.scenario import load_scenario
     from cowp_ros.tasks import get_task
 
+    if args.list:
+        return list_scenarios()
     started = time.monotonic()
     scenario = load_scenario(args.scenario)
     spec = get_task(scenario.task)
     present = sorted(set(scenario.objects) - set(spec.task_objects) & set(spec.load().objects))
     run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
-    print(f"scenario {scenario.name}: {scenario.description}")
+    print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
 
@@ -83,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
                 f"sim_world.scenario={scenario.name}",
                 f"commonsense.llm_url={llm.base_url}",
                 f"commonsense.llm_model={llm.model}",
+                f"commonsense.reasoner={args.method}",
+                f"task_manager.reasoner={args.method}",
                 f"task_manager.present_objects={json.dumps(present or [''])}",
                 f"task_manager.report_dir={run_dir.resolve()}",
             ],
@@ -92,9 +108,25 @@ def run(args: argparse.Namespace) -> int:
         try:
             ready_s = supervisor.wait_ready(120.0)
             print(f"{len(profile.nodes)} nodes ready in {ready_s:.1f} s (logs: {run_dir / 'logs'})")
-            return _run_task(scenario.task, run_dir, args.timeout, stop, started)
+            return _run_task(
+                scenario.task, run_dir, args.timeout, stop, started, expected_outcome(args.scenario)
+            )
         finally:
             supervisor.stop()
+
+
+def list_scenarios() -> int:
+    """`cowp demo --list`: each scenario, its task, what it shows and when it happens."""
+    from cowp_ros.sim.scenario import available_scenarios, load_scenario
+
+    for name in available_scenarios():
+        scenario = load_scenario(name)
+        print(f"{name}  ({scenario.task})")
+        print(f"    {scenario.description}")
+        for event in scenario.events:
+            about = f", about {event.about}" if event.about else ""
+            print(f'    at {event.action}: "{event.situation}"{about}')
+    return 0
 
 
 def _said_started(server) -> None:
@@ -104,10 +136,23 @@ def _said_started(server) -> None:
     )
 
 
-def _run_task(task: str, run_dir: Path, timeout_s: float, stop, started: float) -> int:
+def expected_outcome(name: str) -> str:
+    """The outcome a scenario expects (`expect:` in its file; default `completed`): a
+    scenario with no solution succeeds when the robot says so instead of acting."""
+    import yaml
+
+    from cowp_ros.sim.scenario import scenario_path
+
+    data = yaml.safe_load(scenario_path(name).read_text()) or {}
+    return str(data.get("expect", "completed"))
+
+
+def _run_task(
+    task: str, run_dir: Path, timeout_s: float, stop, started: float, expected: str = "completed"
+) -> int:
     from cowp_ros.ros.bags import BagRecorder
     from cowp_ros.ros.clients.narrative import Narrator
-    from cowp_ros.ros.clients.task_client import Outcome, TaskClient
+    from cowp_ros.ros.clients.task_client import TaskClient
 
     client = TaskClient()
     recorder = BagRecorder(client.node, run_dir / "bag", RECORDED_TOPICS)
@@ -140,6 +185,10 @@ def _run_task(task: str, run_dir: Path, timeout_s: float, stop, started: float) 
     print(f"report: {result.report_path}")
     print(f"bag: {run_dir / 'bag'} ({sum(recorder.counts.values())} messages)")
     print(f"demo time: {time.monotonic() - started:.1f} s")
-    if result.outcome is not Outcome.COMPLETED:
-        raise CowpError(f"the task ended as {result.outcome.value}: {result.explanation}")
+    if result.outcome.value != expected:
+        raise CowpError(
+            f"the task ended as {result.outcome.value}, not {expected} as the scenario "
+            f"expects: {result.explanation}"
+        )
+    print(f"as the scenario expects: {expected}")
     return 0

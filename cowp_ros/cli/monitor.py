@@ -70,11 +70,12 @@ def _say(message: str) -> None:
 @contextlib.contextmanager
 def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
     """The configured server's model, or the embedded one (tests hand in a scripted one)."""
-    from cowp_ros.llm.endpoint import open_model
+    from cowp_ros.llm.client import OpenAICompatibleModel
+    from cowp_ros.llm.endpoint import llm_endpoint
 
     settings = settings_from_args(args)
-    with open_model(settings, model_path=args.model_path, model_name=args.model) as model:
-        yield model
+    with llm_endpoint(settings, model_path=args.model_path, model_name=args.model) as endpoint:
+        yield OpenAICompatibleModel(endpoint)
 
 
 def limit_items(items: Sequence[CalibrationItem], per_stratum: int | None) -> list[CalibrationItem]:

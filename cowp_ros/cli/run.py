@@ -6,6 +6,10 @@ narrative says what the robot planned, saw, asked, learned and did. The whole ru
 written as JSON whatever its outcome (also when the model server fails, or on Ctrl-C):
 to `--report FILE`, else to build/reports/TASK-TIME.json (or $COWP_REPORTS_DIR).
 
+Situation handling (--method): `grounded` (default), the project's own: one grounded
+decision per situation, a frugal acquirer, tidy plans (docs/grounded.md); `cowp`, the
+paper's Plan Monitor and Knowledge Acquirer, faithful to its Prompts 1-3.
+
 Related methods, each chosen by a flag:
   --planner llm_guided [--beam K]   the language model ranks next actions in a beam search
                                     (symbolically checked, plan verified; pyperplan takes
@@ -31,6 +35,7 @@ from typing import Any
 
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cli.plan import add_problem_arguments
+from cowp_ros.cowp.grounded import grounded_loop
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.report import CowpReport, Event, strict_json
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
@@ -45,6 +50,8 @@ from cowp_ros.tasks.phrases import ActionPhrases
 
 REPORTS_DIR_ENV = "COWP_REPORTS_DIR"
 DEFAULT_REPORTS_DIR = Path("build") / "reports"
+METHODS = ("grounded", "cowp")
+DEFAULT_METHOD = "grounded"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -69,6 +76,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=[],
         metavar="STEP",
         help="when the matching --situation arises: a step number or an action name",
+    )
+    parser.add_argument(
+        "--method",
+        choices=METHODS,
+        default=DEFAULT_METHOD,
+        help=f"situation handling: {' or '.join(METHODS)} (default {DEFAULT_METHOD})",
     )
     parser.add_argument(
         "--max-candidates",
@@ -319,18 +332,21 @@ def run_with_model(
     """The run itself, given a model (tests hand in a scripted one)."""
     schedule = schedule_from(args.situation, args.at)
     problem = spec.build_problem(args.objects, seed=args.seed)
-    loop = OpenWorldPlanner.for_task(
-        spec,
-        model,
-        build_planner(args, model),
-        problem=problem,
-        settings=CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates),
-    )
+    settings = CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates)
+    if getattr(args, "method", DEFAULT_METHOD) == "grounded":
+        loop = grounded_loop(
+            spec, model, build_planner(args, model), problem=problem, loop_settings=settings
+        )
+    else:
+        loop = OpenWorldPlanner.for_task(
+            spec, model, build_planner(args, model), problem=problem, settings=settings
+        )
     if record is not None:
         record.track(loop.report, loop.finish_report)
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
-        print(f"model: {loop.report.model}; planner: {loop.planner.name}")
+        method = getattr(args, "method", DEFAULT_METHOD)
+        print(f"model: {loop.report.model}; planner: {loop.planner.name}; method: {method}")
         loop.report.listeners.append(print_event)
     if args.llm_state:
         from cowp_ros.methods.llm_state.loop import BeliefLoop

@@ -115,6 +115,11 @@ class CowpSettings:
     planner_timeout_s: float = 60.0
     max_candidates: int | None = None
     max_repairs: int = 50
+    blame_failures: bool = False
+    """A step that fails after a situation about one of its objects was judged harmless
+    blames that situation: the failure is the evidence the judgement lacked,
+    so the step is blocked with the situation's fact (no question) and the loop
+    replans. COWP (the paper's method) keeps it off: it only replans."""
 
 
 @dataclass
@@ -325,6 +330,9 @@ class OpenWorldPlanner:
             self.report.add(
                 EventKind.STEP, f"failed: {self.describe(step)}", step=str(step), ok=False
             )
+            blamed = self._blamed_for(step) if self.settings.blame_failures else None
+            if blamed is not None:
+                return self._repair_blamed(step, blamed)
             result = self._replan(f"{step} failed")
             if not result.found:
                 return self._acquire_or_give_up_for(step, None)
@@ -383,6 +391,36 @@ class OpenWorldPlanner:
         return self.report
 
     # ---- the loop ----------------------------------------------------------------------
+
+    def _blamed_for(self, step: PlanStep) -> KnownSituation | None:
+        """The latest situation judged harmless whose fact is about an object of the
+        failed `step` (None when there is none): "the plate is not found", seen while
+        the robot looked for the cupboard, is blamed when taking the plate out fails."""
+        for known in reversed(self._state.situations):
+            if known.fact is not None or known.set_aside:
+                continue
+            self.cancel.check()
+            fact = self.predicates.generate(known.situation, self.task, list(step.args))
+            if fact.subject is not None and fact.subject in step.args:
+                known.fact = fact
+                self.report.add(
+                    EventKind.PREDICATE,
+                    f"understood: {sentence(known.text)} as {fact.atom}: {self.describe(step)} "
+                    "failed after it",
+                    **fact.to_dict(),
+                )
+                return known
+        return None
+
+    def _repair_blamed(self, step: PlanStep, known: KnownSituation) -> Reaction:
+        """Block `step` with the blamed situation's fact, then replan and repair."""
+        assert known.fact is not None
+        self._block(step, known.fact)
+        self._state.replans_for_situations.append(known.text)
+        result = self._replan(f"{step} failed: {sentence(known.text)}")
+        if not result.found:
+            return self._acquire_or_give_up_for(step, known)
+        return self._repair()
 
     def _reaction_since(self, replans_before: int) -> Reaction:
         if self._phase is Phase.NO_SOLUTION:
@@ -449,7 +487,11 @@ class OpenWorldPlanner:
             for verdict in check.verdicts:
                 self.report.add(EventKind.MONITOR, monitor_event_text(verdict), **verdict.to_dict())
             if check.blocked is not None:
-                index = indices[len(check.verdicts) - 1]
+                # The step the check names, not its last verdict's: a monitor that
+                # decides once per situation asks no question per step.
+                checked = [remaining[i] for i in indices]
+                at = checked.index(check.blocked) if check.blocked in checked else -1
+                index = indices[at if at >= 0 else len(check.verdicts) - 1]
                 found = _Blocked(index, remaining[index], known, check)
         return found
 

@@ -66,7 +66,8 @@ def test_serve_water_runs_to_an_outcome_with_report_and_feedback(
     assert "monitoring" in phases
     events = " ".join(f.last_event for f in result.feedback)
     assert "saw: the cup is dirty" in events
-    assert "asked: Is it suitable for a robot to" in events
+    # the default reasoner (grounded): one question about the cup's use in the task
+    assert "asked: Can the robot still use the cup for" in events
     report = json.loads(Path(result.report_path).read_text())
     assert report["outcome"] == result.outcome.value
     monitor = [e for e in report["cowp"]["events"] if e["kind"] == "monitor"]

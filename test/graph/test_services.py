@@ -44,7 +44,12 @@ def test_commonsense_answers_and_reports_bad_requests(start_graph, local_llm, pr
     url, model = local_llm
     start_graph(
         partial_profile(
-            ["commonsense"], [f"commonsense.llm_url={url}", f"commonsense.llm_model={model}"]
+            ["commonsense"],
+            [
+                f"commonsense.llm_url={url}",
+                f"commonsense.llm_model={model}",
+                "commonsense.reasoner=cowp",
+            ],
         )
     )
     step = PlanStep(action="fill_water", arguments=["cup_1", "faucet_1"])
@@ -104,3 +109,41 @@ def test_commonsense_answers_and_reports_bad_requests(start_graph, local_llm, pr
         CheckPlan.Request(task="make_coffee", situation="x"),
     )
     assert not unknown.success and "unknown task" in unknown.message
+
+
+@pytest.mark.llm
+def test_commonsense_grounded_decides_once_for_the_steps_up_to_the_blocked_one(
+    start_graph, local_llm, probe
+) -> None:
+    url, model = local_llm
+    start_graph(
+        partial_profile(
+            ["commonsense"],
+            [
+                f"commonsense.llm_url={url}",
+                f"commonsense.llm_model={model}",
+                "commonsense.reasoner=grounded",
+            ],
+        )
+    )
+    steps = [
+        PlanStep(action="walk_to", arguments=["faucet_1"]),
+        PlanStep(action="fill_water", arguments=["cup_1", "faucet_1"]),
+    ]
+    check = call(
+        probe,
+        CheckPlan,
+        "/cowp/check_plan",
+        CheckPlan.Request(task="serve_water", steps=steps, situation="the cup is broken"),
+    )
+    assert check.success, check.message
+    asked = [q for q in check.questions if not q.startswith("(")]
+    assert asked == [
+        "Can the robot still use the cup for serving a cup of water to a person at the "
+        "table, if the cup is broken?"
+    ]
+    if check.feasible:
+        assert check.failing_step == -1 and not check.predicate
+    else:  # one verdict per step up to the blocked one: the walk does not use the cup
+        assert check.failing_step == 1 and len(check.questions) == 2
+        assert check.predicate == "(is_broken cup_1)" and check.predicate_source == "grounding"

@@ -75,8 +75,8 @@ def test_cowp_run_tells_the_story_and_writes_the_report(
 ) -> None:
     report = tmp_path / "out" / "report.json"
     code = main(
-        ["run", "fill_cup", "--situation", "the cup is dirty", "--at", "hold_cup",
-         "--report", str(report)]
+        ["run", "fill_cup", "--method", "cowp", "--situation", "the cup is dirty",
+         "--at", "hold_cup", "--report", str(report)]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0
@@ -89,7 +89,10 @@ def test_cowp_run_tells_the_story_and_writes_the_report(
 
 
 def test_cowp_run_situation_at_a_step_number(scripted: ScriptedModel, capsys) -> None:
-    code = main(["run", "4", "--situation", "the cup is dirty", "--at", "3", "--quiet"])
+    code = main(
+        ["run", "4", "--method", "cowp", "--situation", "the cup is dirty", "--at", "3",
+         "--quiet"]
+    )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0
     assert out.strip().splitlines() == [
@@ -124,3 +127,30 @@ def test_cowp_run_with_an_unreachable_server_is_a_clear_error(capsys, tmp_path: 
     err = capsys.readouterr().err
     assert code == 1
     assert "127.0.0.1:9" in err and "Traceback" not in err
+
+
+def test_cowp_run_grounded_decides_once_and_tries_the_closest_kind_first(
+    monkeypatch, capsys
+) -> None:
+    model = ScriptedModel(
+        yes_no=[
+            (r"use the cup .* if the cup is dirty", False),
+            (r"Can a (mug|glass|bottle|bowl) be used instead", 0.97),
+        ],
+        default_yes_no=True,
+    )
+
+    @contextlib.contextmanager
+    def fake_open_model(args) -> Iterator[ScriptedModel]:
+        yield model
+
+    monkeypatch.setattr(run_cli, "open_model", fake_open_model)
+    code = main(
+        ["run", "fill_cup", "--method", "grounded", "--situation", "the cup is dirty",
+         "--at", "hold_cup", "--quiet"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "instead of the cup: the cup is dirty" in out
+    asked = model.questions("yes_no")
+    assert sum("if the cup is dirty" in q for q in asked) == 1
+    assert len(asked) <= 8

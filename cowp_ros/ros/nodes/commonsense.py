@@ -1,10 +1,13 @@
 """commonsense: the LLM Plan Monitor (`CheckPlan`) and Knowledge Acquirer (`AcquireKnowledge`).
 
-The only node that talks to the language model. It asks the core's `PlanMonitor`,
-`PredicateGenerator` and `KnowledgeAcquirer` about the PDDL the caller sends (the task
-manager's current, possibly augmented, domain and state), so its answers always refer
-to the objects that exist now. When no server is configured it starts the embedded
-local model for its lifetime.
+The only node that talks to the language model. It asks the core's reasoners about the
+PDDL the caller sends (the task manager's current, possibly augmented, domain and
+state), so its answers always refer to the objects that exist now. `reasoner` chooses
+them: `grounded` (default: one grounded decision per situation, `GroundedMonitor` and
+facts from grounding, no model; thresholds per model in config/grounded.yaml) or `cowp`
+(the paper's `PlanMonitor` and `PredicateGenerator`). Both acquire with the
+`KnowledgeAcquirer`'s questions; the task manager decides which kinds it asks about.
+When no server is configured it starts the embedded local model for its lifetime.
 
 Every question and answer goes back in the response, for the task manager's report.
 """
@@ -22,10 +25,13 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
-from cowp_ros.cowp.acquirer import CandidateAssessment, KnowledgeAcquirer
+from cowp_ros.cowp.acquirer import ROLE_THRESHOLD, CandidateAssessment, KnowledgeAcquirer
 from cowp_ros.cowp.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.cowp.monitor import PlanMonitor
+from cowp_ros.cowp.grounded import GroundedSettings
+from cowp_ros.cowp.grounding import GroundedFacts
+from cowp_ros.cowp.monitor import PlanCheck, PlanMonitor
 from cowp_ros.cowp.predicates import PredicateGenerator
+from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.settings import LLMSettings
@@ -39,12 +45,21 @@ from cowp_ros.ros.conversions import (
 )
 from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
-from cowp_ros.ros.parameters import Param, between, declare_parameters, positive
+from cowp_ros.ros.parameters import Param, between, declare_parameters, one_of, positive
 
 OFF = {"off", "false", "no"}
 """What `monitor_calibration` may say to turn the scored decision off."""
 
+REASONERS = ("grounded", "cowp")
+
 PARAMETERS = (
+    Param(
+        "reasoner",
+        "grounded",
+        "situation handling: grounded (one grounded decision per situation) or cowp "
+        "(the paper's Prompts 1-3); the task manager's `reasoner` must match",
+        one_of(*REASONERS),
+    ),
     Param(
         "llm_url", "", "OpenAI-compatible base URL ('' = OPENAI_BASE_URL, else the embedded model)"
     ),
@@ -73,6 +88,7 @@ class CommonsenseNode(Node):
         self._resources = contextlib.ExitStack()  # first: destroy_node() closes it
         self.params = declare_parameters(self, PARAMETERS)
         self.threshold = float(self.params["monitor_threshold"])
+        self.reasoner = str(self.params["reasoner"])
         self._calibration_file = str(self.params["monitor_calibration"])
         self.model = self._open_model()
         self._lock = threading.Lock()
@@ -82,7 +98,8 @@ class CommonsenseNode(Node):
             AcquireKnowledge, ACQUIRE_SERVICE, self.on_acquire_knowledge, callback_group=group
         )
         self.calibration = self._load_calibration()
-        self.get_logger().info(f"answering with {self.model.name}")
+        self.grounded = GroundedSettings.for_model(self.model.name)
+        self.get_logger().info(f"answering with {self.model.name}, reasoner {self.reasoner}")
 
     def _open_model(self) -> LanguageModel:
         from cowp_ros.llm.endpoint import open_model
@@ -158,6 +175,9 @@ class CommonsenseNode(Node):
         context = task_context_from_request(request)
         steps = steps_from_msgs(request.steps)
         situation = situation_from_check_request(request)
+        if self.reasoner == "grounded":
+            put_plan_check(response, self._grounded_check(request, context, steps), steps)
+            return
         monitor = PlanMonitor(
             self.model, context.phrases, threshold=self.threshold, calibration=self.calibration
         )
@@ -171,13 +191,35 @@ class CommonsenseNode(Node):
             check = replace(check, fact=generator.generate(situation, context.task, focus))
         put_plan_check(response, check, steps)
 
+    def _grounded_check(self, request: CheckPlan.Request, context: Any, steps: list) -> PlanCheck:
+        """One grounded decision, as verdicts per step up to the one it blocks; with no
+        steps, only the fact (from grounding: no question)."""
+        situation = situation_from_check_request(request)
+        reserved = frozenset(context.task.predicates)
+        if not steps:
+            focus = list(request.focus_objects)
+            return PlanCheck(fact=GroundedFacts(reserved).generate(situation, context.task, focus))
+        monitor = GroundedMonitor(
+            self.model,
+            context.description,
+            Thresholds(use=self.grounded.use_threshold, world=self.grounded.world_threshold),
+            reserved=reserved,
+            per_step=True,
+        )
+        return monitor.check(steps, situation, context.task, list(request.focus_objects))
+
     def _acquire(
         self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
     ) -> None:
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
         context = task_context_from_request(request)
-        acquirer = KnowledgeAcquirer(self.model, context.phrases, threshold=self.threshold)
+        role_threshold = (
+            self.grounded.role_threshold if self.reasoner == "grounded" else ROLE_THRESHOLD
+        )
+        acquirer = KnowledgeAcquirer(
+            self.model, context.phrases, threshold=self.threshold, role_threshold=role_threshold
+        )
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
         if request.select_only:
             accepted = [CandidateAssessment(kind, example) for kind, example in pairs]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +47,24 @@ from cowp_ros.cowp.driver import (
     drive,
 )
 from cowp_ros.cowp.events import FeedbackPhase
+from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
+from cowp_ros.cowp.grounded import DEFAULT_ENTRY, GroundedSettings, shared_embedder
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
-from cowp_ros.cowp.ports import StepOutcome
+from cowp_ros.cowp.ports import Acquirer, StepOutcome
 from cowp_ros.cowp.report import Event, strict_json
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import edits
 from cowp_ros.planning import PlanStep
+from cowp_ros.planning.tidy import TidyPlanner
 from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.clients.planner_client import PlannerClient
 from cowp_ros.ros.conversions import situation_from_msg, step_to_msg, steps_to_msgs
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
-from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
+from cowp_ros.ros.parameters import Param, at_least, declare_parameters, one_of, positive
 from cowp_ros.ros.waiting import run_action
 from cowp_ros.tasks import TaskSpec, get_task
 from cowp_ros.tasks.phrases import ActionPhrases
@@ -72,6 +75,13 @@ PARAMETERS = (
         [""],
         "objects present besides the task's own ([''] = the whole problem's pool); the "
         "acquirer only considers these",
+    ),
+    Param(
+        "reasoner",
+        "grounded",
+        "situation handling: grounded (the frugal acquirer's order, tidy plans, failures "
+        "blame a harmless-judged situation) or cowp (the paper's); as the commonsense node's",
+        one_of("grounded", "cowp"),
     ),
     Param("report_dir", "build/reports", "where each run's JSON report is written"),
     Param("planner_timeout_s", 60.0, "one planning call", positive),
@@ -339,17 +349,29 @@ class TaskRun:
         )
         planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel)
         self.clients = [commonsense, planner]
+        settings = CowpSettings(planner_timeout_s=self.node.params["planner_timeout_s"])
+        grounded = self.node.params["reasoner"] == "grounded"
+        acquirer: Acquirer = commonsense
+        if grounded:
+            chosen = GroundedSettings.for_model(DEFAULT_ENTRY)
+            acquirer = FrugalAcquirer(
+                commonsense,
+                embedder=shared_embedder(),
+                max_candidates=chosen.max_candidates,
+                min_similarity=chosen.min_similarity,
+            )
+            settings = replace(settings, blame_failures=True)
         return OpenWorldPlanner(
             task,
             model=None,
-            planner=planner,
+            planner=TidyPlanner(planner) if grounded else planner,
             monitor=commonsense,
-            acquirer=commonsense,
+            acquirer=acquirer,
             predicates=commonsense,
             phrases=phrases,
             description=spec.description,
             task_name=spec.name,
-            settings=CowpSettings(planner_timeout_s=self.node.params["planner_timeout_s"]),
+            settings=settings,
             cancel=self.cancel,
         )
 

@@ -1,0 +1,233 @@
+"""The grounded method's decision, situation by situation, and its thresholds.
+
+    .venv/bin/python benchmarks/bench_grounded_thresholds.py --split dev   # choose
+    .venv/bin/python benchmarks/bench_grounded_thresholds.py --split test  # report only
+
+Items: every dataset situation of the split's tasks at every step the crowd named, and
+the split's benign distractors at their step. Each is put to the grounded monitor as the
+closed-world plan meets it (the remaining plan from that step on, with the task's own
+objects). Its label: blocking when the judge file's effect stops a remaining step
+(disables an object a remaining step uses, release steps aside, or puts a remaining
+step's action beyond the robot's skills); harmless otherwise.
+
+It prints how each item was decided (grounding alone, one question about the object's
+use, one question about the task), the AUC of each question's score, and for each
+question the threshold that maximises (true blocks - false alarms) on the items,
+weighted by crowd count. Thresholds are chosen on `--split dev` only and written by hand
+into config/grounded.yaml; `--split test` reports what they do there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from cowp_ros.bench.annotations import Effect, load_annotations
+from cowp_ros.bench.dataset import SituationDataset
+from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
+from cowp_ros.cowp.calibration.situations import load_benign_situations
+from cowp_ros.cowp.calibration.thresholds import auc
+from cowp_ros.cowp.grounded import GroundedSettings
+from cowp_ros.cowp.grounding import ground, plan_objects
+from cowp_ros.cowp.loop import situation_monitor
+from cowp_ros.cowp.prompts import sentence
+from cowp_ros.cowp.situation import Situation
+from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds, uses
+from cowp_ros.llm.endpoint import open_model
+from cowp_ros.llm.language_model import Example, LanguageModel
+from cowp_ros.pddl.edits import base_action_name
+from cowp_ros.planning import make_planner
+from cowp_ros.tasks import get_task, split_tasks
+
+
+@dataclass
+class Item:
+    task: str
+    text: str
+    action: str
+    blocking: bool
+    weight: int
+    kind: str  # dataset | distractor
+    by: str = ""
+    score: float | None = None
+
+
+def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[Item]:
+    spec = get_task(task_name)
+    problem = spec.load()
+    plan = make_planner("pyperplan").solve(problem, 60.0)
+    steps = list(plan.steps)
+    actions = [base_action_name(s.action) for s in steps]
+    found: list[Item] = []
+    annotation = annotations[task_name]
+    for situation in dataset.for_task(spec.dataset_id or 0):
+        effect = annotation.effect_of(situation, spec)
+        for action, count in situation.at_actions:
+            if action not in actions or count <= 0:
+                continue
+            rest = steps[actions.index(action) :]
+            if effect.effect is Effect.BEYOND_SKILLS:
+                blocking = any(base_action_name(s.action) == action for s in rest)
+            elif effect.effect is Effect.DISABLES:
+                targets = set(effect.targets_at(action))
+                blocking = any(
+                    base_action_name(s.action) not in spec.release_actions and targets & set(s.args)
+                    for s in rest
+                )
+            else:
+                blocking = False
+            found.append(Item(task_name, situation.text, action, blocking, count, "dataset"))
+    for benign in load_benign_situations("all"):
+        if benign.task == task_name and benign.action in actions:
+            found.append(Item(task_name, benign.situation, benign.action, False, 1, "distractor"))
+    return found
+
+
+def reword(wording: str) -> None:
+    """Use `wording` for the use question and its examples (for comparing wordings)."""
+    sm = situation_monitor
+    opening = wording.split("{object}")[0]
+
+    def question(object_noun: str, task_description: str, situation: str) -> str:
+        return wording.format(
+            object=object_noun, task=task_description, situation=sentence(situation)
+        )
+
+    sm.use_question = question  # type: ignore[assignment]
+    sm.USE_EXAMPLES = tuple(
+        Example(e.question.replace("Can the robot still use ", opening), e.answer)
+        for e in sm.USE_EXAMPLES
+    )
+
+
+def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None) -> None:
+    """Score each item with the monitor's questions (thresholds play no part here)."""
+    for item in items:
+        spec = get_task(item.task)
+        problem = spec.load()
+        steps = list(make_planner("pyperplan").solve(problem, 60.0).steps)
+        actions = [base_action_name(s.action) for s in steps]
+        rest = steps[actions.index(item.action) :]
+        monitor = GroundedMonitor(
+            model,
+            spec.description,
+            Thresholds(use=99.0, world=99.0),
+            use_examples=situation_monitor.USE_EXAMPLES,
+        )
+        situation = Situation(item.text)
+        usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]
+        grounding = ground(situation, problem, usable)
+        way = (
+            "grounding"
+            if grounding.subject is not None and not grounding.in_plan
+            else "question"
+            if grounding.subject is not None
+            else "world question"
+        )
+        if only is not None and way != only:
+            item.by = way
+            continue
+        decision, _ = monitor.decide(situation, grounding, problem)
+        item.by = decision.by
+        item.score = decision.score
+
+
+def best_threshold(items: Sequence[Item]) -> tuple[float, float]:
+    """(threshold, weighted true blocks - false alarms) over the items' scores."""
+    scored = [i for i in items if i.score is not None]
+    candidates = sorted({i.score for i in scored if i.score is not None})
+    best = (float("inf"), 0.0)
+    for index, value in enumerate(candidates):
+        lower = candidates[index - 1] if index else value - 1.0
+        threshold = round((lower + value) / 2, 3)
+        gain = sum(
+            (i.weight if i.blocking else -i.weight)
+            for i in scored
+            if i.score is not None and i.score >= threshold
+        )
+        if gain > best[1]:
+            best = (threshold, gain)
+    return best
+
+
+def report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for by in ("grounding", "question", "world question"):
+        group = [i for i in items if i.by == by]
+        blocking = [i for i in group if i.blocking]
+        line: dict[str, object] = {
+            "items": len(group),
+            "blocking": len(blocking),
+            "harmless": len(group) - len(blocking),
+        }
+        scored = [i for i in group if i.score is not None]
+        if scored and blocking and len(blocking) < len(group):
+            line["auc"] = round(
+                auc([i.score or 0.0 for i in scored], [i.blocking for i in scored]), 3
+            )
+            line["best_threshold"], line["best_gain"] = best_threshold(scored)
+        threshold = {
+            "question": settings.use_threshold,
+            "world question": settings.world_threshold,
+        }.get(by)
+        blocks = [
+            i
+            for i in group
+            if by != "grounding" and i.score is not None and threshold is not None
+            if i.score >= threshold
+        ]
+        line["configured_threshold"] = threshold
+        line["recall"] = f"{sum(1 for i in blocks if i.blocking)}/{len(blocking)}"
+        line["false_alarms"] = (
+            f"{sum(1 for i in blocks if not i.blocking)}/{len(group) - len(blocking)}"
+        )
+        out[by] = line
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--dataset", default="../shared/data/cowp")
+    parser.add_argument("--json", type=Path, help="write the items and the summary here")
+    parser.add_argument(
+        "--only",
+        choices=("question", "world question"),
+        help="score only the items decided this way (the others are listed unscored)",
+    )
+    parser.add_argument(
+        "--wording",
+        help="try another wording of the use question: a format string with {object}, "
+        "{task} and {situation} (the examples are reworded alike: 'Can the robot still "
+        "use' becomes the wording's opening)",
+    )
+    add_llm_arguments(parser)
+    args = parser.parse_args(argv)
+    dataset = SituationDataset.load(args.dataset)
+    annotations = load_annotations()
+    tasks = split_tasks()[args.split]
+    items = [item for task in tasks for item in items_for(task, dataset, annotations)]
+    if args.wording:
+        reword(args.wording)
+    with open_model(settings_from_args(args)) as model:
+        decide(items, model, args.only)
+        settings = GroundedSettings.for_model(model.name)
+    for item in items:
+        score = "-" if item.score is None else f"{item.score:6.2f}"
+        label = "BLOCK" if item.blocking else "fine "
+        print(f"{item.task:10} {item.action:14} {label} {item.by:15} {score}  {item.text}")
+    summary = report(items, settings)
+    print(json.dumps({"split": args.split, "tasks": tasks, **summary}, indent=1))
+    if args.json:
+        args.json.write_text(
+            json.dumps({"summary": summary, "items": [i.__dict__ for i in items]}, indent=1)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,293 @@
+"""The grounded method: grounding, one decision per situation, frugal acquirer, tidy plans."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from cowp_ros.cowp.acquirer import KnowledgeAcquirer
+from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
+from cowp_ros.cowp.grounded import GroundedSettings, grounded_loop
+from cowp_ros.cowp.grounding import GroundedFacts, fact_of, ground
+from cowp_ros.cowp.loop import Phase
+from cowp_ros.cowp.situation import Situation
+from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds, is_release
+from cowp_ros.errors import CowpError
+from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.pddl import PlanningTask, edits
+from cowp_ros.planning import PlanStep, make_planner
+from cowp_ros.planning.tidy import TidyPlanner, replay, tidy
+from cowp_ros.tasks import TaskSpec, get_task
+from cowp_ros.tasks.phrases import ActionPhrases
+
+FILL_PLAN = [
+    PlanStep("find_faucet", ("faucet_1",)),
+    PlanStep("turnon_faucet", ("faucet_1",)),
+    PlanStep("find_cup", ("cup_1",)),
+    PlanStep("hold_cup", ("cup_1",)),
+    PlanStep("fill_cup", ("cup_1", "faucet_1")),
+    PlanStep("place_cup", ("cup_1", "table_1")),
+]
+
+
+@pytest.fixture
+def fill() -> tuple[TaskSpec, PlanningTask]:
+    spec = get_task("fill_cup")
+    return spec, spec.load()
+
+
+def used(steps: Sequence[PlanStep]) -> list[str]:
+    return list(dict.fromkeys(a for s in steps for a in s.args))
+
+
+# ---- grounding ----------------------------------------------------------------------
+
+
+def test_cutlery_in_the_cup_is_about_the_cup_the_plan_uses(fill) -> None:
+    _, task = fill
+    g = ground(Situation("a fork, a knife and a spoon are inside the cup"), task, used(FILL_PLAN))
+    assert (g.subject, g.how, g.in_plan) == ("cup_1", "named", True)
+    assert g.named_kinds[:2] == ("fork", "knife")
+
+
+def test_the_second_cup_is_the_one_the_plan_uses(fill) -> None:
+    _, task = fill
+    task = edits.add_object(task, "cup_2", "cup")
+    g = ground(Situation("the cup is dirty"), task, ["faucet_1", "cup_2"])
+    assert g.subject == "cup_2"
+
+
+def test_a_present_object_the_plan_does_not_use_is_not_in_plan(fill) -> None:
+    _, task = fill
+    g = ground(Situation("a chair was moved in the living room"), task, used(FILL_PLAN))
+    assert (g.subject, g.in_plan) == ("chair_1", False)
+
+
+def test_a_sentence_naming_no_object_present_is_about_the_world(fill) -> None:
+    _, task = fill
+    g = ground(Situation("there is a power outage"), task, used(FILL_PLAN))
+    assert (g.subject, g.how) == (None, "world")
+    elsewhere = ground(Situation("the dishwasher in the next room is running"), task, ["cup_1"])
+    assert (elsewhere.subject, elsewhere.in_plan) == ("room_1", False)
+
+
+def test_the_source_object_wins_over_the_words(fill) -> None:
+    _, task = fill
+    seen = Situation("a fork is inside", object="cup_1", source="detector")
+    assert ground(seen, task, used(FILL_PLAN)).how == "source"
+
+
+def test_facts_come_from_the_grounding_without_a_model(fill) -> None:
+    _, task = fill
+    seen = Situation("the cup is broken")
+    fact = fact_of(seen, ground(seen, task, ["cup_1"]), task)
+    assert str(fact.atom) == "(is_broken cup_1)" and fact.subject == "cup_1"
+    world = GroundedFacts().generate(Situation("there is a power outage"), task, [])
+    assert world.subject is None and world.atom.args == ()
+
+
+# ---- the monitor ----------------------------------------------------------------------
+
+
+def monitor_for(model: ScriptedModel) -> GroundedMonitor:
+    return GroundedMonitor(model, "filling a cup with water", Thresholds(use=0.0, world=2.0))
+
+
+def test_a_situation_about_no_plan_object_costs_no_question(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(default_yes_no=False)
+    check = monitor_for(model).check(FILL_PLAN, Situation("the sofa is red"), task, used(FILL_PLAN))
+    assert check.blocked is None and model.usage.calls == 0
+
+
+def test_one_question_blocks_the_first_step_using_the_object(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(yes_no=[(r"use the cup .* if the cup is dirty", False)])
+    monitor = monitor_for(model)
+    check = monitor.check(FILL_PLAN, Situation("the cup is dirty"), task, used(FILL_PLAN))
+    assert check.blocked == FILL_PLAN[2]
+    assert check.fact is not None and str(check.fact.atom) == "(is_dirty cup_1)"
+    again = monitor.check(FILL_PLAN[3:], Situation("the cup is dirty"), task, used(FILL_PLAN))
+    assert again.blocked == FILL_PLAN[3] and again.verdicts == ()
+    assert model.usage.calls == 1
+    assert [d.by for d in monitor.decisions] == ["question"]
+
+
+def test_a_world_situation_needs_a_sure_model(fill) -> None:
+    _, task = fill
+    unsure = ScriptedModel(yes_no=[(r"go on with", 0.3)])
+    assert monitor_for(unsure).check(FILL_PLAN, Situation("it rains"), task).blocked is None
+    sure = ScriptedModel(yes_no=[(r"go on with", 0.01)])
+    check = monitor_for(sure).check(FILL_PLAN, Situation("there is a power outage"), task)
+    assert check.blocked == FILL_PLAN[0] and check.fact is not None
+    assert check.fact.subject is None
+
+
+def test_a_release_step_does_not_use_what_it_lets_go(fill) -> None:
+    _, task = fill
+    assert is_release(task, "put_down") and not is_release(task, "place_cup")
+    model = ScriptedModel(default_yes_no=False)
+    steps = [PlanStep("put_down", ("cup_1", "table_1")), *FILL_PLAN[2:]]
+    check = monitor_for(model).check(steps, Situation("the cup is broken"), task, used(steps))
+    assert check.blocked == steps[1]
+
+
+# ---- the frugal acquirer --------------------------------------------------------------
+
+
+class KindEmbedder:
+    """Vectors by hand: a mug is close to a cup, a plate less, a chair far."""
+
+    name = "by-hand"
+    VECTORS: ClassVar[dict[str, list[float]]] = {
+        "a cup": [1.0, 0.0, 0.0],
+        "a mug": [0.9, 0.1, 0.0],
+        "a plate": [0.5, 0.5, 0.0],
+        "a bowl": [0.7, 0.3, 0.0],
+        "a chair": [0.0, 0.0, 1.0],
+    }
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows = np.array([self.VECTORS.get(t, [0.0, 1.0, 0.0]) for t in texts], dtype=float)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_closest_kinds_are_tried_first_and_the_far_ones_never(fill) -> None:
+    spec, task = fill
+    acquirer = FrugalAcquirer(
+        KnowledgeAcquirer(ScriptedModel(), ActionPhrases(spec.phrases)),
+        embedder=KindEmbedder(),
+        max_candidates=2,
+        min_similarity=0.2,
+    )
+    ranked = acquirer.rank(
+        task, "cup", [("bowl", "bowl_1"), ("chair", "chair_1"), ("mug", "mug_1")], ""
+    )
+    assert [kind for kind, _ in ranked] == ["mug", "bowl"]
+
+
+def test_a_stand_in_is_asked_per_action_only_after_its_role_question(fill) -> None:
+    spec, task = fill
+    model = ScriptedModel(
+        yes_no=[
+            (r"Can a plate be used instead", 0.95),
+            (r"fill a plate with water", False),
+            (r"Can a bowl be used instead", 0.5),
+        ]
+    )
+    inner = KnowledgeAcquirer(model, ActionPhrases(spec.phrases), role_threshold=0.9)
+    acquirer = FrugalAcquirer(inner, embedder=None)
+    actions = ["hold_cup", "fill_cup", "place_cup", "find_cup"]
+    plate = acquirer.assess(task, "cup", actions, "plate", "plate_1", spec.description)
+    assert not plate.accepted and len(plate.questions) == 3  # role, hold, fill: "no"
+    bowl = acquirer.assess(task, "cup", actions, "bowl", "bowl_1", spec.description)
+    assert not bowl.accepted and len(bowl.questions) == 1  # the role question only
+    assert acquirer.enough([plate]) is True
+
+
+# ---- the whole loop -------------------------------------------------------------------
+
+
+def test_a_dirty_cup_is_replaced_by_the_second_cup_with_one_question(fill) -> None:
+    spec, _ = fill
+    task = edits.add_object(spec.load(), "cup_2", "cup")
+    model = ScriptedModel(yes_no=[(r"if the cup is dirty", False)], default_yes_no=True)
+    loop = grounded_loop(spec, model, problem=task, embedder=KindEmbedder())
+    loop.plan()
+    while (step := loop.next_step()) is not None and step.action != "find_cup":
+        loop.step_done(True)
+    loop.observe("the cup is dirty")
+    assert all("cup_1" not in s.args for s in loop.remaining_steps)
+    while loop.next_step() is not None:
+        loop.step_done(True)
+    assert loop.phase is Phase.COMPLETED and model.usage.calls == 1
+
+
+def test_a_failed_step_blames_the_situation_judged_harmless(fill) -> None:
+    spec, _ = fill
+    task = edits.add_object(spec.load(), "cup_2", "cup")
+    model = ScriptedModel(default_yes_no=True)  # "the cup is cracked" judged harmless
+    loop = grounded_loop(spec, model, problem=task, embedder=KindEmbedder())
+    loop.plan()
+    while (step := loop.next_step()) is not None and step.action != "hold_cup":
+        loop.step_done(True)
+    held = loop.next_step()
+    assert held is not None
+    loop.observe("the cup is cracked")
+    assert loop.next_step() == held
+    loop.step_done(False)
+    assert all(held.args[0] not in s.args for s in loop.remaining_steps if s.action != "put_down")
+    assert any("failed after it" in e.text for e in loop.report.events)
+
+
+def test_settings_come_per_model_with_a_default(tmp_path: Path) -> None:
+    path = tmp_path / "grounded.yaml"
+    path.write_text("models:\n  default: {use_threshold: 0.5}\n  m: {use_threshold: 1.5}\n")
+    assert GroundedSettings.for_model("m", path).use_threshold == 1.5
+    assert GroundedSettings.for_model("other", path).use_threshold == 0.5
+    path.write_text("models:\n  default: {use_treshold: 0.5}\n")
+    with pytest.raises(CowpError, match="unknown setting 'use_treshold'"):
+        GroundedSettings.for_model("m", path)
+
+
+def test_the_shipped_settings_load() -> None:
+    assert GroundedSettings.for_model("qwen2.5-coder-1.5b").role_threshold > 0.5
+
+
+# ---- tidy plans -----------------------------------------------------------------------
+
+
+def test_a_walk_is_done_when_it_is_needed_not_first() -> None:
+    spec = get_task("serve_water")
+    task = spec.load()
+    wandering = [
+        PlanStep("walk_to", ("table_1",)),
+        PlanStep("find_cup", ("cup_1",)),
+        PlanStep("grasp_cup", ("cup_1",)),
+        PlanStep("walk_to", ("faucet_1",)),
+        PlanStep("fill_water", ("cup_1", "faucet_1")),
+        PlanStep("walk_to", ("table_1",)),
+        PlanStep("deliver_water", ("cup_1", "table_1")),
+    ]
+    assert replay(task, wandering)
+    tidied = tidy(task, wandering)
+    assert [str(s) for s in tidied] == [
+        "(find_cup cup_1)",
+        "(grasp_cup cup_1)",
+        "(walk_to faucet_1)",
+        "(fill_water cup_1 faucet_1)",
+        "(walk_to table_1)",
+        "(deliver_water cup_1 table_1)",
+    ]
+    assert replay(task, tidied)
+
+
+def test_an_invalid_plan_is_left_as_it_is() -> None:
+    task = get_task("serve_water").load()
+    bad = [PlanStep("deliver_water", ("cup_1", "table_1"))]
+    assert not replay(task, bad) and tidy(task, bad) == bad
+
+
+def test_the_tidy_planner_gives_valid_plans() -> None:
+    task = get_task("serve_water").load()
+    result = TidyPlanner(make_planner("pyperplan")).solve(task, 60.0)
+    assert result.found and replay(task, result.steps)
+    walks = [i for i, s in enumerate(result.steps) if s.action == "walk_to"]
+    assert result.steps[walks[0]].args == ("faucet_1",)
+
+
+def test_per_step_verdicts_count_the_steps_up_to_the_blocked_one(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(yes_no=[(r"if the cup is dirty", False)])
+    monitor = GroundedMonitor(model, "filling a cup", Thresholds(), per_step=True)
+    check = monitor.check(FILL_PLAN, Situation("the cup is dirty"), task, used(FILL_PLAN))
+    assert [v.step for v in check.verdicts] == FILL_PLAN[:3]
+    assert [v.suitable for v in check.verdicts] == [True, True, False]
+    assert check.blocked == FILL_PLAN[2] and model.usage.calls == 1
+    again = monitor.check(FILL_PLAN[1:], Situation("the cup is dirty"), task, used(FILL_PLAN))
+    assert len(again.verdicts) == 2 and not again.verdicts[-1].suitable
+    assert model.usage.calls == 1
