@@ -1,7 +1,7 @@
 """The grounded method's own figures, read from a `cowp bench` results folder.
 
     .venv/bin/python benchmarks/bench_grounded_figures.py benchmarks/results/NAME \
-        [--method grounded] [--against cw,cowp] [--trials 20] [--json OUT]
+        [--method grounded] [--against cw,cowp] [--trials 20] [--json OUT] [--smoke]
 
 What the benchmark's table does not say, from the same trial records:
 
@@ -147,15 +147,28 @@ def decisions(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+SMOKE_RESULTS = Path(__file__).resolve().parent / "results" / "grounded_cowp_test_journal_80"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="a cowp bench --out folder")
+    parser.add_argument("out", type=Path, nargs="?", help="a cowp bench --out folder")
     parser.add_argument("--method", default="grounded")
     parser.add_argument("--against", default="cw,cowp", help="methods to pair with")
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--split", choices=("dev", "test"), default="test")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="two trials a task of the kept test run (for CI; the figures mean nothing)",
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.out = args.out or SMOKE_RESULTS
+        args.trials = 2
+    if args.out is None:
+        parser.error("name a cowp bench --out folder")
     tasks = split_tasks()[args.split]
     mine = {
         (r["task"], r["index"]): r

@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_grounded_thresholds.py --split dev   # choose
     .venv/bin/python benchmarks/bench_grounded_thresholds.py --split test  # report only
+    .venv/bin/python benchmarks/bench_grounded_thresholds.py --smoke       # CI
 
 Items: every dataset situation of the split's tasks at every step the crowd named, and
 the split's benign distractors at their step. Each is put to the grounded monitor as the
@@ -20,6 +21,7 @@ into config/grounded.yaml; `--split test` reports what they do there.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -28,16 +30,18 @@ from pathlib import Path
 
 from cowp_ros.bench.annotations import Effect, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
+from cowp_ros.cowp import situation_monitor
 from cowp_ros.cowp.calibration.situations import load_benign_situations
 from cowp_ros.cowp.calibration.thresholds import auc
 from cowp_ros.cowp.grounded import GroundedSettings
 from cowp_ros.cowp.grounding import ground, plan_objects
-from cowp_ros.cowp.loop import situation_monitor
 from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds, uses
 from cowp_ros.llm.endpoint import open_model
+from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import make_planner
@@ -192,7 +196,7 @@ def report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, objec
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
-    parser.add_argument("--dataset", default="../shared/data/cowp")
+    parser.add_argument("--dataset", default=str(default_dataset_dir()))
     parser.add_argument("--json", type=Path, help="write the items and the summary here")
     parser.add_argument(
         "--only",
@@ -205,12 +209,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "{task} and {situation} (the examples are reworded alike: 'Can the robot still "
         "use' becomes the wording's opening)",
     )
+    parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
     dataset = SituationDataset.load(args.dataset)
     annotations = load_annotations()
-    tasks = split_tasks()[args.split]
+    tasks = split_tasks()[args.split][: 1 if args.smoke else None]
     items = [item for task in tasks for item in items_for(task, dataset, annotations)]
+    with contextlib.ExitStack() as stack:
+        if args.smoke:
+            items = items[:6]
+            args.llm_url = stack.enter_context(sensible_model_server())
+            args.llm_model, args.no_cache = "scripted", True
+        return _run(args, items, tasks)
+
+
+def _run(args: argparse.Namespace, items: list[Item], tasks: list[str]) -> int:
     if args.wording:
         reword(args.wording)
     with open_model(settings_from_args(args)) as model:

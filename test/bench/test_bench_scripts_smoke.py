@@ -79,3 +79,13 @@ def test_bench_graph(tmp_path: Path) -> None:
 def test_bench_step_mapping(tmp_path: Path) -> None:
     out = smoke("bench_step_mapping.py", tmp_path)
     assert "all-MiniLM-L6-v2" in out and "/2 =" in out
+
+
+def test_bench_grounded_thresholds(tmp_path: Path) -> None:
+    out = smoke("bench_grounded_thresholds.py", tmp_path, "--json", "items.json")
+    assert '"split": "dev"' in out and (tmp_path / "items.json").is_file()
+
+
+def test_bench_grounded_figures(tmp_path: Path) -> None:
+    out = smoke("bench_grounded_figures.py", tmp_path)
+    assert '"method": "grounded"' in out and '"vs_cw"' in out

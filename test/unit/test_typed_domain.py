@@ -48,10 +48,16 @@ def test_a_fact_about_any_object_can_be_stated(typed_registry: Path) -> None:
     )
 
 
-def _run(tmp_path: Path, model: SensibleModel, *situations: tuple[str, str], planner: str) -> dict:
+def _run(
+    tmp_path: Path,
+    model: SensibleModel,
+    *situations: tuple[str, str],
+    planner: str,
+    method: str = "cowp",
+) -> dict:
     report = tmp_path / "report.json"
     flags = [f for text, at in situations for f in ("--situation", text, "--at", at)]
-    flags += ["--planner", planner]
+    flags += ["--planner", planner, "--method", method]
     with ScriptedLLMServer(model) as server:
         code = main(
             ["run", "water_bed", *flags, "--llm-url", server.url, "--llm-model", "scripted",
@@ -85,6 +91,18 @@ def test_cowp_run_on_a_domain_without_thing(
     assert learned and learned[0]["new_type"] == "jug"
     steps = [e["step"] for e in data["events"] if e["kind"] == "step"]
     assert "(open_tap tap_1)" in steps and "(open_tap tap_2)" not in steps
+
+
+def test_the_grounded_method_runs_on_a_domain_without_thing(
+    typed_registry: Path, tmp_path: Path
+) -> None:
+    model = SensibleModel(no=[r"use the can\b.*if the can is broken"])
+    data = _run(
+        tmp_path, model, ("the can is broken", "find_can"), planner="pyperplan", method="grounded"
+    )
+    assert data["outcome"] == "completed", data["explanation"]
+    facts = [e["fact"] for e in data["events"] if e["kind"] == "predicate"]
+    assert facts == ["(is_broken can_1)"]
 
 
 def test_cowp_run_on_the_battery_domain(tmp_path: Path) -> None:
