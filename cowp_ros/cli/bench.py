@@ -64,6 +64,16 @@ answer, and a small CPU shared with other work can take minutes for it; a timeou
 score the method as failed for the machine's sake."""
 
 
+def _embedded_name(args: argparse.Namespace) -> str:
+    """The name of the model the embedded server will load (without starting it)."""
+    from cowp_ros.llm.model_store import resolve_model
+
+    try:
+        return resolve_model(args.model_path, args.model).name
+    except CowpError:  # not provisioned: the run will say so when it starts the server
+        return args.model_path or args.model or "default"
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bench",
@@ -268,7 +278,7 @@ def run_bench(args: argparse.Namespace) -> int:
     needs_llm = any(m.uses_llm for m in methods)
     model_label = (settings.model or settings.shown_url) if settings.configured else ""
     if needs_llm and not model_label:
-        model_label = f"embedded:{args.model_path or args.model or 'default'}"
+        model_label = f"embedded:{_embedded_name(args)}"
     bench_settings = BenchSettings(
         dataset=str(Path(args.dataset).resolve()),
         p=args.p,
