@@ -39,10 +39,9 @@ from typing import Any
 from cowp_ros.bench.annotations import Effect, SituationEffect, TaskAnnotation
 from cowp_ros.bench.view import Episode, RobotView, StepOutcome, _Hooks
 from cowp_ros.pddl import Atom, PlanningTask
-from cowp_ros.pddl.edits import base_action_name, precondition_literals
-from cowp_ros.pddl.formulas import literals_of
-from cowp_ros.pddl.model import atom_of
+from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import PlanStep
+from cowp_ros.planning.replay import apply_effects, failed_precondition
 from cowp_ros.tasks import TaskSpec
 
 __all__ = ["Episode", "EpisodeRecord", "ScheduledEvent", "StepOutcome", "World"]
@@ -287,10 +286,9 @@ class World:
             ) != world.types.get(role_type):
                 return f"{arg} cannot be used as a {role_type}"
         mapping = {str(v): a for v, a in zip(params, step.args, strict=True)}
-        for literal in precondition_literals(world, base):
-            holds = _ground(literal.atom, mapping) in self._state
-            if holds != literal.positive:
-                return f"precondition {'' if literal.positive else 'not '}{literal.atom} fails"
+        literal = failed_precondition(world, base, mapping, self._state)
+        if literal is not None:
+            return f"precondition {'' if literal.positive else 'not '}{literal.atom} fails"
         return ""
 
     def stand_in_needed(self, role_type: str) -> bool:
@@ -329,14 +327,4 @@ class World:
     def _apply(self, step: PlanStep, base: str) -> None:
         action = self._world.action(base)
         mapping = {str(v): a for v, a in zip(action.parameters, step.args, strict=True)}
-        effects = [(lit.positive, atom_of(lit.predicate)) for lit in literals_of(action.effect)]
-        for positive, atom in effects:
-            if not positive:
-                self._state.discard(_ground(atom, mapping))
-        for positive, atom in effects:
-            if positive:
-                self._state.add(_ground(atom, mapping))
-
-
-def _ground(atom: Atom, mapping: Mapping[str, str]) -> Atom:
-    return Atom(atom.predicate, tuple(mapping.get(a, a) for a in atom.args))
+        apply_effects(self._world, base, mapping, self._state)

@@ -21,67 +21,21 @@ the paper's COWP keeps its planner's plans as they are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-from cowp_ros.pddl import Atom, PlanningTask
+from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import precondition_literals
-from cowp_ros.pddl.formulas import literals_of
-from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning.planner import Planner
+from cowp_ros.planning.replay import added_atoms, needed_atoms, replay
 from cowp_ros.planning.result import PlanResult, PlanStep
-
-
-def _ground(atom: Atom, mapping: Mapping[str, str]) -> Atom:
-    return Atom(atom.predicate, tuple(mapping.get(a, a) for a in atom.args))
-
-
-def replay(task: PlanningTask, steps: Sequence[PlanStep]) -> bool:
-    """True when every step's preconditions hold in turn and the goal holds at the end."""
-    state = set(task.init_atoms)
-    for step in steps:
-        if step.action not in task.actions:
-            return False
-        action = task.action(step.action)
-        params = [str(p) for p in action.parameters]
-        if len(params) != len(step.args):
-            return False
-        mapping = dict(zip(params, step.args, strict=True))
-        for literal in precondition_literals(task, step.action):
-            if (_ground(literal.atom, mapping) in state) != literal.positive:
-                return False
-        effects = [(lit.positive, atom_of(lit.predicate)) for lit in literals_of(action.effect)]
-        for positive, atom in effects:
-            if not positive:
-                state.discard(_ground(atom, mapping))
-        for positive, atom in effects:
-            if positive:
-                state.add(_ground(atom, mapping))
-    return task.goal_atoms <= state
-
-
-def _added(task: PlanningTask, step: PlanStep) -> set[Atom]:
-    action = task.action(step.action)
-    mapping = dict(zip([str(p) for p in action.parameters], step.args, strict=True))
-    return {
-        _ground(atom_of(lit.predicate), mapping)
-        for lit in literals_of(action.effect)
-        if lit.positive
-    }
 
 
 def _first_consumer(task: PlanningTask, step: PlanStep, later: Sequence[PlanStep]) -> int | None:
     """Index in `later` of the first step whose preconditions need what `step` adds."""
-    added = _added(task, step)
+    added = added_atoms(task, step)
     for index, other in enumerate(later):
-        action = task.action(other.action)
-        mapping = dict(zip([str(p) for p in action.parameters], other.args, strict=True))
-        needs = {
-            _ground(lit.atom, mapping)
-            for lit in precondition_literals(task, other.action)
-            if lit.positive
-        }
-        if needs & added:
+        if needed_atoms(task, other) & added:
             return index
     return None
 

@@ -29,6 +29,7 @@ from cowp_ros.pddl.edits import apply_action, precondition_literals
 from cowp_ros.pddl.formulas import literals_of
 from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning import PlanStep
+from cowp_ros.planning.replay import replay
 
 OK_PREFIX = "oracle_ok"
 
@@ -170,30 +171,11 @@ def _problem_text(task: PlanningTask, ok: set[Atom]) -> str:
 
 def still_holds(task: PlanningTask, plan: Sequence[PlanStep], knowledge: Knowledge) -> bool:
     """Does `plan` still reach the goal from `task`'s state under what is known now?"""
-    state = set(task.init_atoms)
-    for step in plan:
-        if step.action not in task.actions:
-            return False
-        if not all(knowledge.allowed(step.action, i, a) for i, a in enumerate(step.args)):
-            return False
-        action = task.action(step.action)
-        mapping = {str(v): a for v, a in zip(action.parameters, step.args, strict=True)}
-        for lit in precondition_literals(task, step.action):
-            holds = _ground(lit.atom, mapping) in state
-            if holds != lit.positive:
-                return False
-        effects = [(lit.positive, atom_of(lit.predicate)) for lit in literals_of(action.effect)]
-        for positive, atom in effects:
-            if not positive:
-                state.discard(_ground(atom, mapping))
-        for positive, atom in effects:
-            if positive:
-                state.add(_ground(atom, mapping))
-    return task.goal_atoms <= state
 
+    def allowed(step: PlanStep) -> bool:
+        return all(knowledge.allowed(step.action, i, a) for i, a in enumerate(step.args))
 
-def _ground(atom: Atom, mapping: Mapping[str, str]) -> Atom:
-    return Atom(atom.predicate, tuple(mapping.get(a, a) for a in atom.args))
+    return replay(task, plan, allowed)
 
 
 class Oracle:
