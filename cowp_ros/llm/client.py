@@ -56,6 +56,7 @@ from cowp_ros.llm.completion import (
     parse_chat_reply,
     parse_model_ids,
     parse_next_tokens_reply,
+    parse_text_reply,
 )
 from cowp_ros.llm.language_model import Choice, Example, Usage, YesNo
 from cowp_ros.llm.settings import LLMSettings, scrub
@@ -307,6 +308,40 @@ class OpenAICompatibleModel:
         text = self._chat(messages, max_tokens=max_tokens, logprobs=False).text
         self._store("complete", key, {"text": text})
         return text
+
+    def continue_text(self, prompt: str, *, max_tokens: int = 64, stop: Sequence[str] = ()) -> str:
+        """The model's own continuation of a raw text `prompt`, greedy, up to a `stop`.
+
+        A plain completion (no chat template): what a method that has the model
+        complete a document needs (ProgPrompt's program after its function header, as
+        the paper's completion models did). Cached like every other answer.
+        """
+        key = {"prompt": prompt, "max_tokens": max_tokens, "stop": list(stop)}
+        hit = self._cached("continue_text", key)
+        text_hit = hit.get("text") if hit is not None else None
+        if isinstance(text_hit, str) and len(text_hit) <= max_answer_chars(max_tokens):
+            return text_hit
+        payload: dict[str, Any] = {
+            "model": self.name,
+            "prompt": prompt,
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+        }
+        if stop:
+            payload["stop"] = list(stop)
+        started = time.monotonic()
+        exchange = self._request("POST", "/completions", payload)
+        try:
+            reply = parse_text_reply(exchange.body, max_tokens=max_tokens)
+        except ReplyError as err:
+            raise self._garbage(str(err)) from None
+        with self._usage_lock:
+            self.usage.seconds += time.monotonic() - started
+            self.usage.calls += 1
+            self.usage.prompt_tokens += reply.prompt_tokens
+            self.usage.completion_tokens += reply.completion_tokens
+        self._store("continue_text", key, {"text": reply.text})
+        return reply.text
 
     def next_tokens(self, prompt: str, *, top: int = 20) -> list[tuple[str, float]]:
         """The `top` most likely next tokens after a raw text `prompt`, with log-probs.

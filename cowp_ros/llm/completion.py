@@ -134,6 +134,35 @@ def parse_chat_reply(body: bytes, *, max_tokens: int) -> ChatReply:
     )
 
 
+def parse_text_reply(body: bytes, *, max_tokens: int) -> ChatReply:
+    """Validate a plain `/completions` body (a continuation of a raw prompt): its first
+    choice's text, within the size a request of `max_tokens` allows."""
+    data = decode_json(body)
+    if not isinstance(data, dict):
+        raise ReplyError(f"the reply is a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ReplyError("the reply has no choices")
+    text = choices[0].get("text")
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise ReplyError(f"the completion text is a {type(text).__name__}, not text")
+    limit = max_answer_chars(max_tokens)
+    if len(text) > limit:
+        raise ReplyError(
+            f"an answer of {len(text):,} characters to a request for at most "
+            f"{max_tokens} token(s) (limit {limit:,}) is too large"
+        )
+    found = data.get("usage")
+    usage: dict[str, Any] = found if isinstance(found, dict) else {}
+    return ChatReply(
+        text=clean(text),
+        prompt_tokens=_count(usage.get("prompt_tokens")),
+        completion_tokens=_count(usage.get("completion_tokens")),
+    )
+
+
 def parse_next_tokens_reply(body: bytes) -> ChatReply:
     """Validate a plain `/completions` body asked for one token with log-probabilities:
     the first token's alternatives, in the chat layout llama.cpp sends

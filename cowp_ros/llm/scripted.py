@@ -98,6 +98,16 @@ class ScriptedModel:
         self.log.append(("complete", prompt, text))
         return text
 
+    def continue_text(self, prompt: str, *, max_tokens: int = 64, stop: Sequence[str] = ()) -> str:
+        """The first `completions` rule matching the prompt ("" with none), cut at a stop."""
+        self._count()
+        matched, answer = self._match(self.completions, prompt)
+        text = str(answer) if matched else ""
+        cuts = [text.find(s) for s in stop if s and s in text]
+        text = text[: min(cuts)] if cuts else text
+        self.log.append(("continue_text", prompt, text))
+        return text
+
     def next_tokens(self, prompt: str, *, top: int = 20) -> list[tuple[str, float]]:
         """The next word piece of the preferred continuation (log P = log 0.9), and a
         token that continues nothing (log 0.1).

@@ -112,11 +112,34 @@ def test_lmzsp_translates_each_step_and_runs_the_plan_open_loop() -> None:
         "place_cup",
     ]  # fmt: skip
     assert ep.record.completed
-    # the translation, not the raw text, is what the model sees next
-    prompts = model.questions("complete")
+    # the translation, not the raw text, is what the model sees next; the model continues
+    # the plan as plain text when its client can (the paper's completion models)
+    prompts = model.questions("continue_text")
     assert "Step 2: turn on the faucet\nStep 3:" in prompts[2]
+    # the demonstrations are the domain's dev tasks other than this one
+    assert "Task: cleaning the dirty area beside a table with a vacuum\nStep 1:" in prompts[0]
+    assert prompts[0].count("Task: filling a cup with water from the faucet") == 1
     assert any("'hold the cup in your hand' -> (hold_cup cup_1)" in line for line in method.trace())
     assert method.trace()[-1] == "plan ended: step 8: the model wrote 'done'"
+
+
+def test_lmzsp_asks_a_chat_client_for_each_step() -> None:
+    class ChatOnly:
+        """A client without plain-text continuation (a chat-only server)."""
+
+        name = "chat-only"
+
+        def __init__(self) -> None:
+            self.inner = lmzsp_model(["find the cup", "done"])
+
+        def complete(self, prompt: str, **how: object) -> str:
+            return self.inner.complete(prompt)
+
+    ctx = context()
+    ctx.model = ChatOnly()  # type: ignore[assignment]
+    method = registry.discover()["lmzsp"](ctx)
+    method.run(world().view())
+    assert [s.action for s in method.plan] == ["find_cup"]
 
 
 def test_lmzsp_cannot_recover_from_a_situation() -> None:
@@ -179,6 +202,30 @@ def test_inner_monologue_only_scores_skills_the_robot_can_do_now() -> None:
     assert ep.record.executed[:2] == ["(find_cup cup_1)", "(hold_cup cup_1)"]
     assert ep.record.failed == []
     assert not ep.record.completed
+
+
+def test_inner_monologue_never_steps_back_to_a_state_it_was_in() -> None:
+    # a model that likes holding and putting the cup down forever
+    model = ScriptedModel(
+        continuations=[
+            (r"Robot: hold the cup\.\nSuccess: yes\.\nRobot:$", " put the cup down on the table."),
+            (r"Robot:$", " hold the cup."),
+        ]
+    )
+    method = registry.discover()["inner_monologue"](context(model))
+    ep = world()
+    method.run(ep.view())
+    held = [s for s in ep.record.executed if s.startswith("(hold_cup cup_1")]
+    assert len(held) == 1, ep.record.executed  # picking it up again would be no progress
+
+
+def test_inner_monologue_offers_stand_ins_only_once_something_went_wrong() -> None:
+    # the model would rather use the bowl from the start
+    model = ScriptedModel(continuations=[(r"Robot:$", " find the bowl.")])
+    method = registry.discover()["inner_monologue"](context(model))
+    ep = world()
+    method.run(ep.view())
+    assert not any("bowl" in s for s in ep.record.executed), ep.record.executed
 
 
 def test_inner_monologue_refuses_a_model_without_log_probabilities() -> None:

@@ -292,3 +292,41 @@ def test_the_401_hint_names_the_flag_every_command_has(scripted: ScriptedLLMServ
 def test_redact_url(url: str, shown: str) -> None:
     assert redact_url(url) == shown
     assert SECRET not in LLMSettings(base_url=url).shown_url
+
+
+# --- plain-text continuation (/completions) ------------------------------------------
+
+
+def _text_completion(text: Any) -> dict[str, Any]:
+    return {
+        "object": "text_completion",
+        "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3},
+    }
+
+
+def test_a_continuation_is_asked_raw_with_its_stops_and_cached(
+    scripted: ScriptedLLMServer, tmp_path: Path
+) -> None:
+    scripted.reply(_text_completion("    find_cup('cup_1')\n"))
+    model = model_for(scripted.url, cache=tmp_path / "answers.sqlite3")
+    first = model.continue_text("def fill():\n", max_tokens=32, stop=["\ndef "])
+    again = model.continue_text("def fill():\n", max_tokens=32, stop=["\ndef "])
+    assert first == again == "    find_cup('cup_1')\n"  # indentation and lines are kept
+    (request,) = scripted.requests
+    assert request.path.endswith("/completions") and not request.is_chat
+    assert request.json["prompt"] == "def fill():\n" and request.json["stop"] == ["\ndef "]
+    assert model.usage.calls == 1 and model.usage.completion_tokens == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    [_text_completion({"code": 1}), _text_completion("word " * 4000), {"choices": []}],
+    ids=["text not a string", "too long", "no choices"],
+)
+def test_a_continuation_that_is_not_text_is_a_clear_error(
+    scripted: ScriptedLLMServer, body: Any
+) -> None:
+    scripted.reply(body)
+    with pytest.raises(CowpError, match="not a usable"):
+        model_for(scripted.url).continue_text("q", max_tokens=16)

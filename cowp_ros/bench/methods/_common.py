@@ -152,16 +152,22 @@ class BelievedState:
                 return False
         return True
 
-    def apply(self, step: PlanStep) -> None:
+    def after(self, step: PlanStep) -> set[Atom]:
+        """The believed state if `step` succeeded now."""
         mapping = self._mapping(step)
         action = self.task.action(base_action_name(step.action))
         effects = [(lit.positive, atom_of(lit.predicate)) for lit in literals_of(action.effect)]
+        atoms = set(self.atoms)
         for positive, atom in sorted(effects, key=lambda e: e[0]):  # deletes first
             ground = Atom(atom.predicate, tuple(mapping.get(a, a) for a in atom.args))
             if positive:
-                self.atoms.add(ground)
+                atoms.add(ground)
             else:
-                self.atoms.discard(ground)
+                atoms.discard(ground)
+        return atoms
+
+    def apply(self, step: PlanStep) -> None:
+        self.atoms = self.after(step)
 
     def goal_holds(self) -> bool:
         return self.task.goal_atoms <= self.atoms

@@ -5,14 +5,21 @@ text that must be parsed; every skill the robot has is scored as the continuatio
 monologue, log P(skill | prompt) from the model's token log-probabilities
 (`cowp_ros.bench.skill_scoring`), and the robot does the best-scored skill among
 those it can do now (SayCan's affordance: the step's preconditions hold in the state the
-robot believes it is in, after its own successful steps). "done" is not offered: the
+robot believes it is in, after its own successful steps, and the step leads to a state
+it has not believed itself in before: on the dev tasks the model otherwise repeated
+"find the area", or grasped the vacuum and put it down again, until the step budget ran
+out; a value function would never rate a skill that brings no progress). "done" is not offered: the
 trial ends by itself when the goal holds, and on the dev tasks the two-token "done"
 out-scored every longer skill (SayCan's sum of log-probabilities favours short skills)
 before the first step or right after it.
 
 The skills are the admissible actions (`_common`): the task's actions over the objects
 present, plus one-argument swaps to another object of the same kind of thing, which is
-how the robot can use a bowl as a cup.
+how the robot can use a bowl as a cup. The swaps are offered once something went wrong
+(a step failed, or the robot perceived a situation): a robot uses the objects its task
+names until then. On the dev tasks, with the swaps always offered, the short swapped
+skills ("find the faucet" as a table, "open the outlet" as a cupboard) out-scored the
+task's own steps, and each is a stand-in nobody needed, which fails the trial.
 
 The monologue carries Inner Monologue's three kinds of feedback:
 
@@ -22,7 +29,10 @@ The monologue carries Inner Monologue's three kinds of feedback:
   cup is dirty."), inserted when the world raises a situation before a step.
 
 One demonstration episode (a task outside the benchmark) shows the format, including a
-failure, putting the failed object down, and a recovery with another object. It stops
+failure, putting the failed object down, and a recovery with another object; the
+domain's solved dev tasks (`_demonstrations`; a dev task never sees itself) follow as
+monologues without a situation, which show the robot's own granularity of steps (on the
+dev tasks, without them, the model placed the cup on the shelf before filling it). It stops
 when the goal is reached or after `3 * closed-world plan length + 6` actions.
 """
 
@@ -30,9 +40,11 @@ from __future__ import annotations
 
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._common import Admissible, BelievedState, admissible_actions
+from cowp_ros.bench.methods._demonstrations import Demonstration, demonstrations_for
 from cowp_ros.bench.skill_scoring import best_skill
 from cowp_ros.bench.view import Episode
 from cowp_ros.errors import CowpError
+from cowp_ros.pddl import Atom
 from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
 DEMONSTRATION = (
@@ -61,6 +73,17 @@ DEMONSTRATION = (
 before the step it was raised at, as the world raises it."""
 
 
+def episode_text(example: Demonstration) -> str:
+    """A solved task of the domain as a monologue: every step a success."""
+    kinds = sorted(
+        {noun(object_type(o, example.problem), "") for o in example.problem.problem_object_names}
+    )
+    lines = [f"Task: {example.description}.", f"Scene: {', '.join(kinds)}."]
+    for sentence in example.sentences:
+        lines += [f"Robot: {sentence}.", "Success: yes."]
+    return "\n".join([*lines, "Robot: done."]) + "\n"
+
+
 class InnerMonologue:
     name = "inner_monologue"
     label = "Inner Monologue"
@@ -80,6 +103,9 @@ class InnerMonologue:
         self.model = context.model
         self.monologue: list[str] = []
         self.calls: list[int] = []
+        self.examples = DEMONSTRATION
+        self.visited: set[frozenset[Atom]] = set()
+        """The states the robot believed it was in so far (a step back to one is no progress)."""
 
     def header(self, episode: Episode) -> str:
         task = episode.problem
@@ -91,7 +117,16 @@ class InnerMonologue:
         phrases = ActionPhrases(self.context.spec.phrases)
         skills = admissible_actions(task, phrases)
         believed = BelievedState(task)
+        self.visited = {frozenset(believed.atoms)}
         header = self.header(episode)
+        self.examples = (
+            DEMONSTRATION
+            + "\n"
+            + "".join(
+                episode_text(d) + "\n"
+                for d in demonstrations_for(self.context.spec, self.context.planner)
+            )
+        )
         plan = self.context.planner.solve(task, 60.0)
         budget = 3 * len(plan.steps) + 6 if plan.found else 30
         for _ in range(budget):
@@ -108,6 +143,7 @@ class InnerMonologue:
                 self.monologue.insert(-1, f"Scene: {outcome.situation.strip().rstrip('.')}.")
             if outcome.executed:
                 believed.apply(choice.step)
+                self.visited.add(frozenset(believed.atoms))
             self.monologue.append(f"Success: {'yes' if outcome.executed else 'no'}.")
         episode.give_up("out of steps")
 
@@ -115,10 +151,17 @@ class InnerMonologue:
         self, header: str, skills: list[Admissible], believed: BelievedState
     ) -> Admissible | None:
         """The best-scored skill the robot can do now; None when it can do none."""
-        possible = [s for s in skills if believed.affords(s.step)]
+        trouble = any(m.startswith("Scene: ") or m == "Success: no." for m in self.monologue)
+        possible = [
+            s
+            for s in skills
+            if (trouble or not s.swapped)
+            and believed.affords(s.step)
+            and frozenset(believed.after(s.step)) not in self.visited
+        ]
         if not possible:
             return None
-        prompt = DEMONSTRATION + "\n" + header + "".join(f"{m}\n" for m in self.monologue)
+        prompt = self.examples + header + "".join(f"{m}\n" for m in self.monologue)
         options = [f" {s.text}." for s in possible]
         scored = best_skill(self.model, prompt + "Robot:", options)  # type: ignore[arg-type]
         self.calls.append(scored.calls)

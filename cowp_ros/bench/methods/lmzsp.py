@@ -1,8 +1,9 @@
 """Language Models as Zero-Shot Planners (LMZSP; Huang et al., ICML 2022).
 
 The model writes the plan one step at a time in free text after demonstrations
-("Task: ... Step 1: ..."): the three most similar of five household tasks outside the
-benchmark, chosen by sentence embedding as the paper chooses its example. Each step is
+("Task: ... Step 1: ..."): the domain's own solved tasks (the dev tasks' closed-world
+plans in English, `_demonstrations`), the most similar by sentence embedding next to the
+task, as the paper takes its examples from its environment's programs. Each step is
 translated to the admissible action nearest in meaning by sentence-embedding similarity
 (all-MiniLM-L6-v2, a Sentence-BERT model like the paper's Sentence-RoBERTa; see
 `_common`), and the translation, not the raw text, is appended to the prompt before the
@@ -23,6 +24,7 @@ from cowp_ros.bench.methods._common import (
     admissible_actions,
     execute_retrying,
 )
+from cowp_ros.bench.methods._demonstrations import Demonstration, demonstrations_for
 from cowp_ros.bench.view import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.embeddings import Embedder, default_embedder, similarities
@@ -35,58 +37,28 @@ SYSTEM = (
     "only the next step, one simple action (a verb and its objects) in a few words, or "
     "'done' when every step of the task is finished."
 )
-DEMONSTRATIONS = (
-    (
-        "watering the plant on the desk",
-        "find the watering can; grasp the watering can; find the faucet; turn on the "
-        "faucet; fill the watering can with water from the faucet; walk to the desk; "
-        "water the plant with the watering can",
-    ),
-    (
-        "making toast on a plate",
-        "find the bread; find the toaster; put the bread in the toaster; turn on the "
-        "toaster; find the plate; put the toast on the plate",
-    ),
-    (
-        "making coffee in a mug with the coffee machine",
-        "find the coffee machine; plug the coffee machine into the outlet; turn on the "
-        "coffee machine; find the mug; grasp the mug; fill the mug with coffee from the "
-        "coffee machine; place the mug on the desk",
-    ),
-    (
-        "putting a book from the cabinet on the shelf",
-        "find the cabinet; walk to the cabinet; open the cabinet; find the book in the "
-        "cabinet; take the book out of the cabinet; find the shelf; walk to the shelf; "
-        "place the book on the shelf",
-    ),
-    (
-        "serving soup in a bowl at the table",
-        "find the pot; find the bowl; grasp the bowl; fill the bowl with soup from the "
-        "pot; walk to the table; place the bowl on the table",
-    ),
-)
-"""Household tasks outside the benchmark, one simple action a step; the most similar to
-the task (by sentence embedding) are the demonstrations, as the paper selects its
-example. Chosen on the dev tasks: with one fixed five-step example the model wrote
-compound steps ("turn the faucet on to fill the cup") and said "done" after two; with
-the single most similar one it still said "done" before holding or placing the cup."""
 
 
-EXAMPLES = 3
-"""How many demonstrations the prompt shows, most similar last (next to the task)."""
+def demonstration(
+    task: str, examples: list[Demonstration], embedder: Embedder | None = None
+) -> str:
+    """The examples written as the prompt shows a plan, the most similar to `task` last.
 
-
-def demonstration(task: str, embedder: Embedder | None = None, count: int = EXAMPLES) -> str:
-    """The `count` most similar demonstrations, written as the prompt shows a plan."""
+    The examples are the domain's own solved tasks (`_demonstrations`), as the paper's
+    come from its environment's programs. Chosen on the dev tasks: with five household
+    tasks from outside the domain the model skipped the steps this robot needs ("find
+    the plate" before taking it, walking to the table) and wrote "done" after three
+    steps, so no dev task was completed even without a situation.
+    """
     embedder = embedder or default_embedder()
-    scores = similarities(embedder, task, [d for d, _ in DEMONSTRATIONS])
-    chosen = sorted(range(len(DEMONSTRATIONS)), key=lambda i: float(scores[i]))[-count:]
+    scores = similarities(embedder, task, [d.description for d in examples])
+    chosen = sorted(range(len(examples)), key=lambda i: float(scores[i]))
     blocks = []
     for index in chosen:
-        description, steps = DEMONSTRATIONS[index]
-        parts = [s.strip() for s in steps.split(";")]
-        lines = [f"Task: {description}"]
-        lines += [f"Step {i}: {s}" for i, s in enumerate([*parts, "done"], start=1)]
+        example = examples[index]
+        lines = [f"Task: {example.description}"]
+        steps = [*example.sentences, "done"]
+        lines += [f"Step {i}: {s}" for i, s in enumerate(steps, start=1)]
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
@@ -116,12 +88,13 @@ class ZeroShotPlanner:
     def write_plan(self, episode: Episode) -> list[PlanStep]:
         spec = self.context.spec
         translator = Translator(admissible_actions(episode.problem, ActionPhrases(spec.phrases)))
-        example = demonstration(spec.description, translator.embedder)
+        examples = demonstrations_for(spec, self.context.planner)
+        example = demonstration(spec.description, examples, translator.embedder)
         lines = [f"Task: {spec.description}"]
         plan: list[PlanStep] = []
         for number in range(1, MAX_STEPS + 1):
             prompt = f"{example}\n" + "\n".join(lines) + f"\nStep {number}:"
-            text = first_line(self.model.complete(prompt, system=SYSTEM, max_tokens=16))
+            text = first_line(self.next_step(prompt))
             if not text or text.lower().startswith("done"):
                 self.stopped = f"step {number}: the model wrote {text or 'nothing'!r}"
                 break
@@ -130,6 +103,14 @@ class ZeroShotPlanner:
             plan.append(translation.action.step)
             lines.append(f"Step {number}: {translation.action.text}")
         return plan
+
+    def next_step(self, prompt: str) -> str:
+        """The model's next step: the plain continuation of the prompt where the client
+        gives one (the paper's completion models), else a chat answer."""
+        continue_text = getattr(self.model, "continue_text", None)
+        if callable(continue_text):
+            return str(continue_text(prompt, max_tokens=16, stop=("\n",)))
+        return self.model.complete(prompt, system=SYSTEM, max_tokens=16)
 
     def trace(self) -> list[str]:
         """Each step as the model wrote it and the action it was translated to."""
