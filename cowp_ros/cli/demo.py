@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
 
 RECORDED_TOPICS = {
-    "/cowp/situations": "cowp_interfaces/msg/Situation",
-    "/cowp/current_step": "cowp_interfaces/msg/PlanStep",
+    SITUATIONS_TOPIC: "cowp_interfaces/msg/Situation",
+    CURRENT_STEP_TOPIC: "cowp_interfaces/msg/PlanStep",
     "/odom": "nav_msgs/msg/Odometry",
     "/joint_states": "sensor_msgs/msg/JointState",
 }
