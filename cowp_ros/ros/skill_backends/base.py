@@ -1,4 +1,4 @@
-"""Mobile base backends: a goal topic watched on odometry, or Nav2's BasicNavigator.
+"""Mobile base backends: a goal topic watched on odometry, or Nav2's NavigateToPose action.
 
 The topic backend is what sim_world and the Gazebo profile's base_controller serve
 (robot.yaml base.goal_topic / base.odom_topic); arrival is judged here, on odometry,
