@@ -35,7 +35,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -329,17 +329,9 @@ class OpenAICompatibleModel:
         }
         if stop:
             payload["stop"] = list(stop)
-        started = time.monotonic()
-        exchange = self._request("POST", "/completions", payload)
-        try:
-            reply = parse_text_reply(exchange.body, max_tokens=max_tokens)
-        except ReplyError as err:
-            raise self._garbage(str(err)) from None
-        with self._usage_lock:
-            self.usage.seconds += time.monotonic() - started
-            self.usage.calls += 1
-            self.usage.prompt_tokens += reply.prompt_tokens
-            self.usage.completion_tokens += reply.completion_tokens
+        reply = self._post(
+            "/completions", payload, lambda body: parse_text_reply(body, max_tokens=max_tokens)
+        )
         self._store("continue_text", key, {"text": reply.text})
         return reply.text
 
@@ -361,17 +353,7 @@ class OpenAICompatibleModel:
             "temperature": 0.0,
             "logprobs": top,
         }
-        started = time.monotonic()
-        exchange = self._request("POST", "/completions", payload)
-        try:
-            reply = parse_next_tokens_reply(exchange.body)
-        except ReplyError as err:
-            raise self._garbage(str(err)) from None
-        with self._usage_lock:
-            self.usage.seconds += time.monotonic() - started
-            self.usage.calls += 1
-            self.usage.prompt_tokens += reply.prompt_tokens
-            self.usage.completion_tokens += reply.completion_tokens
+        reply = self._post("/completions", payload, parse_next_tokens_reply)
         found = [(alt.token, alt.logprob) for alt in reply.top[:top]]
         self._store("next_tokens", key, {"top": [list(pair) for pair in found]})
         return found
@@ -477,10 +459,16 @@ class OpenAICompatibleModel:
         }
         if logprobs:
             payload.update(logprobs=True, top_logprobs=_TOP_LOGPROBS)
+        return self._post(
+            "/chat/completions", payload, lambda body: parse_chat_reply(body, max_tokens=max_tokens)
+        )
+
+    def _post(self, path: str, payload: Any, parse: Callable[[bytes], ChatReply]) -> ChatReply:
+        """One completion request: its reply validated by `parse`, its usage counted."""
         started = time.monotonic()
-        exchange = self._request("POST", "/chat/completions", payload)
+        exchange = self._request("POST", path, payload)
         try:
-            reply = parse_chat_reply(exchange.body, max_tokens=max_tokens)
+            reply = parse(exchange.body)
         except ReplyError as err:
             raise self._garbage(str(err)) from None
         with self._usage_lock:  # ROS callbacks may ask from several threads

@@ -95,31 +95,41 @@ def decode_json(body: bytes) -> Any:
         raise ReplyError(f"the reply is not JSON ({err})") from None
 
 
-def parse_chat_reply(body: bytes, *, max_tokens: int) -> ChatReply:
-    """Validate a `/chat/completions` body; raise `ReplyError` when it is not usable."""
+def _first_choice(body: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The reply as a JSON object and its first choice (an object too)."""
     data = decode_json(body)
     if not isinstance(data, dict):
         raise ReplyError(f"the reply is a JSON {type(data).__name__}, not an object")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise ReplyError("the reply has no choices")
-    choice = choices[0]
-    if not isinstance(choice, dict):
+    if not isinstance(choices[0], dict):
         raise ReplyError("the reply's first choice is not an object")
+    return data, choices[0]
+
+
+def _answer_text(value: Any, what: str, max_tokens: int) -> str:
+    """An answer's text: a string (None reads as empty) within the size the request allows."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ReplyError(f"{what} is a {type(value).__name__}, not text")
+    limit = max_answer_chars(max_tokens)
+    if len(value) > limit:
+        raise ReplyError(
+            f"an answer of {len(value):,} characters to a request for at most "
+            f"{max_tokens} token(s) (limit {limit:,}) is too large"
+        )
+    return value
+
+
+def parse_chat_reply(body: bytes, *, max_tokens: int) -> ChatReply:
+    """Validate a `/chat/completions` body; raise `ReplyError` when it is not usable."""
+    data, choice = _first_choice(body)
     message = choice.get("message")
     if not isinstance(message, dict):
         raise ReplyError("the reply's first choice has no message")
-    content = message.get("content")
-    if content is None:
-        content = ""
-    if not isinstance(content, str):
-        raise ReplyError(f"the message content is a {type(content).__name__}, not text")
-    limit = max_answer_chars(max_tokens)
-    if len(content) > limit:
-        raise ReplyError(
-            f"an answer of {len(content):,} characters to a request for at most "
-            f"{max_tokens} token(s) (limit {limit:,}) is too large"
-        )
+    content = _answer_text(message.get("content"), "the message content", max_tokens)
     top, note = _first_token_alternatives(choice.get("logprobs"))
     found = data.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -137,23 +147,8 @@ def parse_chat_reply(body: bytes, *, max_tokens: int) -> ChatReply:
 def parse_text_reply(body: bytes, *, max_tokens: int) -> ChatReply:
     """Validate a plain `/completions` body (a continuation of a raw prompt): its first
     choice's text, within the size a request of `max_tokens` allows."""
-    data = decode_json(body)
-    if not isinstance(data, dict):
-        raise ReplyError(f"the reply is a JSON {type(data).__name__}, not an object")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ReplyError("the reply has no choices")
-    text = choices[0].get("text")
-    if text is None:
-        text = ""
-    if not isinstance(text, str):
-        raise ReplyError(f"the completion text is a {type(text).__name__}, not text")
-    limit = max_answer_chars(max_tokens)
-    if len(text) > limit:
-        raise ReplyError(
-            f"an answer of {len(text):,} characters to a request for at most "
-            f"{max_tokens} token(s) (limit {limit:,}) is too large"
-        )
+    data, choice = _first_choice(body)
+    text = _answer_text(choice.get("text"), "the completion text", max_tokens)
     found = data.get("usage")
     usage: dict[str, Any] = found if isinstance(found, dict) else {}
     return ChatReply(
@@ -168,13 +163,8 @@ def parse_next_tokens_reply(body: bytes) -> ChatReply:
     the first token's alternatives, in the chat layout llama.cpp sends
     (`logprobs.content[0].top_logprobs`) or OpenAI's legacy one
     (`logprobs.top_logprobs[0]`, token -> log-probability)."""
-    data = decode_json(body)
-    if not isinstance(data, dict):
-        raise ReplyError(f"the reply is a JSON {type(data).__name__}, not an object")
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise ReplyError("the reply has no choices")
-    logprobs = choices[0].get("logprobs")
+    data, choice = _first_choice(body)
+    logprobs = choice.get("logprobs")
     top, note = _first_token_alternatives(logprobs)
     if not top and isinstance(logprobs, dict) and isinstance(logprobs.get("top_logprobs"), list):
         legacy = logprobs["top_logprobs"][:1]
