@@ -30,10 +30,9 @@ from cowp_ros.bench.view import Episode, StepOutcome
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.embeddings import Embedder, default_embedder
 from cowp_ros.pddl import Atom, PlanningTask
-from cowp_ros.pddl.edits import apply_action, base_action_name, precondition_literals
-from cowp_ros.pddl.formulas import literals_of
-from cowp_ros.pddl.model import atom_of
+from cowp_ros.pddl.edits import apply_action, base_action_name
 from cowp_ros.planning import Planner, PlanStep
+from cowp_ros.planning.replay import apply_effects, binding, failed_precondition
 from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
 MAX_ADMISSIBLE = 4000
@@ -141,29 +140,19 @@ class BelievedState:
         self.atoms: set[Atom] = set(task.init_atoms)
 
     def _mapping(self, step: PlanStep) -> dict[str, str]:
-        action = self.task.action(base_action_name(step.action))
-        return {str(v): a for v, a in zip(action.parameters, step.args, strict=True)}
+        mapping = binding(self.task, base_action_name(step.action), step.args)
+        if mapping is None:
+            raise CowpError(f"{step} does not give its action's arguments")
+        return mapping
 
     def affords(self, step: PlanStep) -> bool:
-        mapping = self._mapping(step)
-        for literal in precondition_literals(self.task, base_action_name(step.action)):
-            atom = Atom(literal.atom.predicate, tuple(mapping.get(a, a) for a in literal.atom.args))
-            if (atom in self.atoms) != literal.positive:
-                return False
-        return True
+        base = base_action_name(step.action)
+        return failed_precondition(self.task, base, self._mapping(step), self.atoms) is None
 
     def after(self, step: PlanStep) -> set[Atom]:
         """The believed state if `step` succeeded now."""
-        mapping = self._mapping(step)
-        action = self.task.action(base_action_name(step.action))
-        effects = [(lit.positive, atom_of(lit.predicate)) for lit in literals_of(action.effect)]
         atoms = set(self.atoms)
-        for positive, atom in sorted(effects, key=lambda e: e[0]):  # deletes first
-            ground = Atom(atom.predicate, tuple(mapping.get(a, a) for a in atom.args))
-            if positive:
-                atoms.add(ground)
-            else:
-                atoms.discard(ground)
+        apply_effects(self.task, base_action_name(step.action), self._mapping(step), atoms)
         return atoms
 
     def apply(self, step: PlanStep) -> None:

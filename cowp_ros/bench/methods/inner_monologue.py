@@ -103,7 +103,13 @@ class InnerMonologue:
         self.model = context.model
         self.monologue: list[str] = []
         self.calls: list[int] = []
-        self.examples = DEMONSTRATION
+        self.examples = (
+            DEMONSTRATION
+            + "\n"
+            + "".join(
+                episode_text(d) + "\n" for d in demonstrations_for(context.spec, context.planner)
+            )
+        )
         self.visited: set[frozenset[Atom]] = set()
         """The states the robot believed it was in so far (a step back to one is no progress)."""
 
@@ -119,14 +125,6 @@ class InnerMonologue:
         believed = BelievedState(task)
         self.visited = {frozenset(believed.atoms)}
         header = self.header(episode)
-        self.examples = (
-            DEMONSTRATION
-            + "\n"
-            + "".join(
-                episode_text(d) + "\n"
-                for d in demonstrations_for(self.context.spec, self.context.planner)
-            )
-        )
         plan = self.context.planner.solve(task, 60.0)
         budget = 3 * len(plan.steps) + 6 if plan.found else 30
         for _ in range(budget):
