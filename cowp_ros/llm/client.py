@@ -301,9 +301,8 @@ class OpenAICompatibleModel:
         """Free text, greedy decoding (temperature 0) so the cache stays truthful."""
         messages = self._messages(prompt, system, examples)
         key = {"messages": messages, "max_tokens": max_tokens}
-        hit = self._cached("complete", key)
-        text_hit = hit.get("text") if hit is not None else None
-        if isinstance(text_hit, str) and len(text_hit) <= max_answer_chars(max_tokens):
+        text_hit = self._cached_text("complete", key, max_tokens)
+        if text_hit is not None:
             return text_hit
         text = self._chat(messages, max_tokens=max_tokens, logprobs=False).text
         self._store("complete", key, {"text": text})
@@ -313,13 +312,12 @@ class OpenAICompatibleModel:
         """The model's own continuation of a raw text `prompt`, greedy, up to a `stop`.
 
         A plain completion (no chat template): what a method that has the model
-        complete a document needs (ProgPrompt's program after its function header, as
-        the paper's completion models did). Cached like every other answer.
+        complete a document needs (LMZSP's next plan step, as the paper's completion
+        models wrote it). Cached like every other answer.
         """
         key = {"prompt": prompt, "max_tokens": max_tokens, "stop": list(stop)}
-        hit = self._cached("continue_text", key)
-        text_hit = hit.get("text") if hit is not None else None
-        if isinstance(text_hit, str) and len(text_hit) <= max_answer_chars(max_tokens):
+        text_hit = self._cached_text("continue_text", key, max_tokens)
+        if text_hit is not None:
             return text_hit
         payload: dict[str, Any] = {
             "model": self.name,
@@ -435,6 +433,14 @@ class OpenAICompatibleModel:
             with self._usage_lock:
                 self.usage.cache_hits += 1
         return hit
+
+    def _cached_text(self, kind: str, key: Mapping[str, Any], max_tokens: int) -> str | None:
+        """A cached free-text answer, if it is text no longer than the request allows."""
+        hit = self._cached(kind, key)
+        text = hit.get("text") if hit is not None else None
+        if isinstance(text, str) and len(text) <= max_answer_chars(max_tokens):
+            return text
+        return None
 
     def _store(self, kind: str, key: Mapping[str, Any], answer: Mapping[str, Any]) -> None:
         if self.cache is None:
