@@ -28,7 +28,13 @@ from cowp_ros.chaos import processes
 from cowp_ros.chaos.record import Run, Scenario, Trigger
 from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer
 
-RUN_CLI = "import sys; from cowp_ros.cli import main; sys.exit(main())"
+RUN_CLI = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from cowp_ros.cli import main; sys.exit(main())"
+)
+"""`cowp` as a terminal runs it. Ctrl-C must raise KeyboardInterrupt even when the
+campaign itself was started in the background (`make ... &`, nohup, CI), where the shell
+makes SIGINT ignored and every child inherits that."""
 GRACE_S = 30.0
 """How long past its bound a run may go before the harness kills it."""
 KEEP_OUTPUT_BYTES = 64 * 1024

@@ -19,6 +19,24 @@ from typing import Any
 from cowp_ros import __version__
 from cowp_ros.errors import CowpError, Terminated
 
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _parser_with_stop_signals_for_this_thread() -> argparse.ArgumentParser:
+    """`build_parser()` with Ctrl-C and SIGTERM blocked while the subcommands import.
+
+    Libraries start helper threads as they import (numpy's BLAS pool), and a thread
+    inherits the signal mask of the one that starts it. Started with these signals
+    blocked, the helpers never take a Ctrl-C meant for the command: the kernel gives it
+    to the thread that runs the command, whose blocking wait it interrupts at once. One
+    that arrives during the imports waits until the mask is restored, then interrupts.
+    """
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return build_parser()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every discovered subcommand registered."""
@@ -49,7 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stopped, temporary folders removed and reports written; the exit code is 143.
     """
     try:
-        parser = build_parser()  # imports every subcommand: seconds on a busy machine
+        # imports every subcommand: seconds on a busy machine
+        parser = _parser_with_stop_signals_for_this_thread()
         args = parser.parse_args(argv)
     except KeyboardInterrupt:
         print("cowp: interrupted", file=sys.stderr)

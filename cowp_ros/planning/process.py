@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,13 @@ def guarded(command: Sequence[str]) -> list[str]:
     return [sys.executable, "-I", "-S", str(LIFELINE), "--", *command]
 
 
+WAKE_S = 0.2
+"""How often the wait for a planner returns to Python. A Ctrl-C or SIGTERM may be
+delivered to any thread of the process (numpy's BLAS pool is one), and then it does not
+interrupt the main thread's blocking wait: only Python, running again, raises it. Short
+waits make that happen within WAKE_S instead of at the planner's deadline."""
+
+
 def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> ProcessOutcome:
     """Run `command` in `cwd`; kill its whole process group after `timeout_s` seconds.
 
@@ -55,6 +63,7 @@ def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> Pr
         lifeline.PARENT_ENV: str(os.getpid()),
         lifeline.FOLDER_ENV: str(cwd),
     }
+    deadline = time.monotonic() + timeout_s
     with subprocess.Popen(
         list(command),
         cwd=cwd,
@@ -65,11 +74,17 @@ def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> Pr
         start_new_session=True,
     ) as proc:
         try:
-            stdout, stderr = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            stdout, stderr = proc.communicate()
-            return ProcessOutcome(None, stdout, stderr)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    _kill_group(proc)
+                    stdout, stderr = proc.communicate()
+                    return ProcessOutcome(None, stdout, stderr)
+                try:  # retrying communicate() after its timeout loses no output
+                    stdout, stderr = proc.communicate(timeout=min(WAKE_S, left))
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
         except BaseException:  # Ctrl-C, SIGTERM (Terminated): stop the search, then go
             _kill_group(proc)
             proc.wait()

@@ -64,6 +64,9 @@ class GripperConfig:
     position_tolerance_m: float
     settle_time_s: float
     grasp_threshold_m: float
+    # Fingers that have not moved this long after a command are judged where they are
+    # (blocked, or already resting on the object); see skills/finger_rest.py.
+    response_time_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,10 @@ class _Reader:
         if positive and value <= 0:
             raise CowpError(f"{path_key(self.path, self.section, key)} must be > 0")
         return float(value)
+
+    def number_or(self, key: str, default: float) -> float:
+        """An optional positive number (files written before the key existed omit it)."""
+        return self.number(key) if key in self.data else default
 
     def mapping(self, key: str) -> dict[str, Any]:
         value = self._get(key)
@@ -219,6 +226,7 @@ def load_robot_config(path: Path) -> RobotConfig:
             position_tolerance_m=gripper.number("position_tolerance_m"),
             settle_time_s=gripper.number("settle_time_s"),
             grasp_threshold_m=threshold,
+            response_time_s=gripper.number_or("response_time_s", GripperConfig.response_time_s),
         ),
         camera=CameraConfig(
             image_topic=camera.text("image_topic"),

@@ -18,7 +18,7 @@ import pytest
 from graph_harness import Probe, partial_profile
 
 from cowp_interfaces.msg import PlanStep, Situation
-from cowp_ros.ros.bags import read_bag
+from cowp_ros.ros.bags import deserialize, read_bag
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
 pytestmark = [pytest.mark.ros, pytest.mark.llm, pytest.mark.slow]
@@ -167,5 +167,15 @@ def test_demo_bag_records_the_run(start_graph, local_llm, tmp_path: Path) -> Non
         recorder.close()
         client.close()
     topics = [r.topic for r in read_bag(bag)]
-    assert topics.count("/cowp/current_step") == len(result.executed_steps)
+    announced = [
+        f"({' '.join([step.action, *step.arguments])})"
+        for step in (deserialize(r) for r in read_bag(bag, ["/cowp/current_step"]))
+    ]
+    report = json.loads(Path(result.report_path).read_text())
+    attempted = [e["step"] for e in report["cowp"]["events"] if e["kind"] == "step"]
+    # Every step attempt (done or failed) was announced, in order; the run may end while
+    # one more announced step is under way (a situation that arrived late on a busy
+    # machine can make the run give up during the last step).
+    assert announced[: len(attempted)] == attempted and len(announced) - len(attempted) <= 1
+    assert len(attempted) >= len(result.executed_steps) >= 1
     assert topics.count("/cowp/situations") == 1

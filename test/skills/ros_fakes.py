@@ -23,41 +23,50 @@ import rclpy
 from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
-from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+from rclpy.executors import Executor, ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.task import Future
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-RATE_S = 0.02
+from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
+
+RATE_S = 0.05
+"""How often the fakes publish. Their motion follows the time that really passed, as a
+real robot's does, so a timer that fires late on a busy machine shows up as a jump in
+position, never as a robot that stood still."""
+
+
+def elapsed_since(fake: Any) -> float:
+    """Seconds since the fake's previous tick (its `_last_tick`), which this resets."""
+    now = time.monotonic()
+    elapsed, fake._last_tick = now - fake._last_tick, now
+    return elapsed
 
 
 class RosHarness:
-    """One rclpy context with a MultiThreadedExecutor spinning in a background thread."""
+    """One rclpy context; every node spins on an executor of its own, in its own thread,
+    as on the robot each node spins in its own process.
+
+    (One MultiThreadedExecutor for all of them saturated a core: rclpy hands a ready
+    entity to a worker even while its node's mutually exclusive group is busy, the
+    worker gives up and wakes the executor, which hands it out again. With fakes
+    publishing many times a second that grew to thousands of queued handlers, scanned on
+    every spin, and the timing of every motion test went with it on a loaded machine.)
+    """
 
     def __init__(self) -> None:
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.executor = MultiThreadedExecutor(num_threads=6, context=self.context)
         self.nodes: list[Node] = []
         self.error: Exception | None = None
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
+        self._spinners: dict[int, tuple[Executor, threading.Event, threading.Thread]] = {}
 
-    def _spin(self) -> None:
-        """Spin until shutdown, riding out nodes that tests destroy while it spins.
-
-        rclpy may still hold a destroyed node's entities in the wait set it is building
-        (InvalidHandle); the next spin_once no longer has them.
-        """
-        while not self._stop.is_set() and self.context.ok():
+    def _spin(self, executor: Executor, stop: threading.Event) -> None:
+        while not stop.is_set() and self.context.ok():
             try:
-                self.executor.spin_once(timeout_sec=0.1)
-            except _rclpy.InvalidHandle:
-                continue
+                executor.spin_once(timeout_sec=0.1)
             except ExternalShutdownException:
                 break
             except Exception as err:
@@ -66,28 +75,37 @@ class RosHarness:
 
     def node(self, name: str, cls: type[Node] = Node, **kwargs: Any) -> Any:
         node = cls(name, context=self.context, **kwargs) if cls is Node else cls(self, **kwargs)
-        self.executor.add_node(node)
-        self.nodes.append(node)
-        return node
+        return self.add(node)
 
-    def add(self, node: Node) -> Node:
-        self.executor.add_node(node)
+    def add(self, node: Node, *, threads: int = 1) -> Any:
+        """Spin `node` on its own executor; `threads` > 1 for a node that waits inside a
+        callback for what its other callbacks receive (the skill executor's actions)."""
+        executor: Executor = (
+            SingleThreadedExecutor(context=self.context)
+            if threads == 1
+            else SteadyMultiThreadedExecutor(num_threads=threads, context=self.context)
+        )
+        executor.add_node(node)
+        stop = threading.Event()
+        thread = threading.Thread(target=self._spin, args=(executor, stop), daemon=True)
+        self._spinners[id(node)] = (executor, stop, thread)
         self.nodes.append(node)
+        thread.start()
         return node
 
     def remove(self, node: Node) -> None:
-        self.executor.remove_node(node)
+        executor, stop, thread = self._spinners.pop(id(node))
+        stop.set()
+        thread.join(timeout=5)
+        executor.remove_node(node)
+        executor.shutdown()
         self.nodes.remove(node)
         node.destroy_node()
 
     def shutdown(self) -> None:
-        self._stop.set()
-        self.thread.join(timeout=5)
-        self.executor.shutdown()
-        for node in self.nodes:
-            node.destroy_node()
+        for node in list(self.nodes):
+            self.remove(node)
         rclpy.try_shutdown(context=self.context)
-        self.thread.join(timeout=5)
 
 
 class FakeArmController(Node):
@@ -189,6 +207,7 @@ class FakeHandE(Node):
         self.speed = speed_m_s
         self.commands: list[float] = []
         self._lock = threading.Lock()
+        self._last_tick = time.monotonic()
         self.publisher = self.create_publisher(JointState, joint_states_topic, 10)
         if command_topic:
             self.create_subscription(Float64MultiArray, command_topic, self.command, 10)
@@ -216,7 +235,7 @@ class FakeHandE(Node):
     def _tick(self) -> None:
         with self._lock:
             limit = self._limit()
-            step = self.speed * RATE_S
+            step = self.speed * elapsed_since(self)
             if abs(limit - self.position) <= step:
                 self.position = limit
             else:
@@ -248,6 +267,7 @@ class FakeOdomBase(Node):
         self.goals: list[PoseStamped] = []
         self._goal: tuple[float, float, float] | None = None
         self._lock = threading.Lock()
+        self._last_tick = time.monotonic()
         self.publisher = self.create_publisher(Odometry, odom_topic, 10)
         if goal_topic:
             self.create_subscription(PoseStamped, goal_topic, self.on_goal, 10)
@@ -269,18 +289,19 @@ class FakeOdomBase(Node):
 
     def _tick(self) -> None:
         with self._lock:
+            dt = elapsed_since(self)
             if self._goal is not None:
                 gx, gy, gyaw = self._goal
                 dx, dy = gx - self.x, gy - self.y
                 dist = math.hypot(dx, dy)
-                step = self.speed * RATE_S
+                step = self.speed * dt
                 if dist > step:
                     self.x += dx / dist * step
                     self.y += dy / dist * step
                 else:
                     self.x, self.y = gx, gy
                     error = math.atan2(math.sin(gyaw - self.yaw), math.cos(gyaw - self.yaw))
-                    turn = self.turn * RATE_S
+                    turn = self.turn * dt
                     self.yaw = gyaw if abs(error) <= turn else self.yaw + math.copysign(turn, error)
                     if self.yaw == gyaw:
                         self._goal = None

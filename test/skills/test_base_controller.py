@@ -15,7 +15,7 @@ from geometry_msgs.msg import TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from ros_fakes import RATE_S, RosHarness
+from ros_fakes import RATE_S, RosHarness, elapsed_since
 
 from cowp_ros.ros.nodes.base_controller import BaseController, Gains, follow
 from cowp_ros.ros.skill_backends.base import TopicBase
@@ -53,6 +53,7 @@ class Unicycle(Node):
         self.v = self.w = 0.0
         self.commands = 0
         self._lock = threading.Lock()
+        self._last_tick = time.monotonic()
         self.create_subscription(TwistStamped, cmd_vel, self.on_cmd, 10)
         self.publisher = self.create_publisher(Odometry, odom, 10)
         self.create_timer(RATE_S, self.tick)
@@ -65,9 +66,10 @@ class Unicycle(Node):
 
     def tick(self) -> None:
         with self._lock:
-            self.yaw += self.w * RATE_S
-            self.x += self.v * math.cos(self.yaw) * RATE_S
-            self.y += self.v * math.sin(self.yaw) * RATE_S
+            dt = elapsed_since(self)  # real time, as Gazebo's physics keeps
+            self.yaw += self.w * dt
+            self.x += self.v * math.cos(self.yaw) * dt
+            self.y += self.v * math.sin(self.yaw) * dt
             x, y, yaw = self.x, self.y, self.yaw
         msg = Odometry()
         msg.header.frame_id = "odom"
@@ -92,8 +94,11 @@ def loop(harness: RosHarness, robot: RobotConfig) -> Iterator[tuple[TopicBase, U
                 Parameter("odom_topic", value=topics["odom"]),
                 Parameter("cmd_vel_topic", value=topics["cmd_vel"]),
                 Parameter("max_linear_m_s", value=2.0),
+                # Fast, but with the default k_angular: a proportional heading loop
+                # stays stable while its period is under 2 / k_angular, so a control
+                # timer held up for most of a second on a busy machine does not leave
+                # the base circling its goal.
                 Parameter("max_angular_rad_s", value=4.0),
-                Parameter("k_angular", value=4.0),
             ],
         )
     )

@@ -56,7 +56,8 @@ class Session:
         self.node = harness.add(
             SkillExecutor(
                 context=harness.context, namespace=namespace, parameter_overrides=overrides
-            )
+            ),
+            threads=4,  # its action callback waits on its subscriptions
         )
         self.client_node = harness.node(f"client_{time.monotonic_ns()}")
         self.steps: list[PlanStep] = []

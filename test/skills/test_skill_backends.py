@@ -511,8 +511,9 @@ def test_action_arm_cancel_mid_motion_cancels_the_goal(harness, fakes, client, r
 # --- arm deadlines follow the driver's speed scaling --------------------------------
 
 # A margin much shorter than the slowed move: a wall-clock budget (planned + margin)
-# would cancel every move below; the scaled deadline must not.
-TIGHT = dataclasses.replace(QUICK, arm_margin_s=0.5)
+# would cancel every move below; the scaled deadline must not. 1.5 s stays under the
+# 1.8 s a 0.2 s move gains at 10 %, and leaves a busy machine time to deliver the end.
+TIGHT = dataclasses.replace(QUICK, arm_margin_s=1.5)
 
 
 def scaled(robot: RobotConfig, **arm_changes) -> RobotConfig:
@@ -562,7 +563,8 @@ def test_arm_deadline_still_ends_when_the_arm_is_slower_than_reported(
                                            percent=100.0))  # fmt: skip
     controller = arm_fake(harness, fakes, robot, speed_fraction=0.1, trajectory_topic=None)
     server = FakeActionClient(arm_action_server(controller, FOLLOW_JOINT_TRAJECTORY))
-    arm = action_arm(client, robot, server, TIGHT)
+    # 0.2 s planned + 0.5 s margin ends well before the 2 s the slowed arm takes.
+    arm = action_arm(client, robot, server, dataclasses.replace(QUICK, arm_margin_s=0.5))
     assert eventually(lambda: arm.scaling.factor() == pytest.approx(1.0))
     outcome = arm.move_to("look_down", robot.arm.poses["look_down"], threading.Event())
     assert outcome.status is Status.FAILED

@@ -114,7 +114,8 @@ def test_run_executes_the_skill_on_the_executor_and_prints_its_feedback(
             context=harness.context,
             namespace=namespace,
             parameter_overrides=[Parameter("robot_config", value=str(robot_yaml(tmp_path)))],
-        )
+        ),
+        threads=4,  # its action callback waits on its subscriptions
     )
     try:
         code, out, err = run_cli(
@@ -141,7 +142,8 @@ def test_run_reports_a_failed_grasp_with_exit_code_1(
             context=harness.context,
             namespace=namespace,
             parameter_overrides=[Parameter("robot_config", value=str(robot_yaml(tmp_path)))],
-        )
+        ),
+        threads=4,  # its action callback waits on its subscriptions
     )
     try:
         code, out, _ = run_cli(

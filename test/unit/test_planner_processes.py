@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from cowp_ros.chaos import processes
+from cowp_ros.chaos.runner import RUN_CLI  # Ctrl-C works even from a background pytest
 from cowp_ros.chaos.workspace import SLOW_TASK, write_slow_registry
 from cowp_ros.planning.fast_downward import is_available
 
-RUN_CLI = "import sys; from cowp_ros.cli import main; sys.exit(main())"
 SOLVE = """
 import sys
 from cowp_ros.planning import make_planner
@@ -103,3 +103,32 @@ def test_the_deadline_still_stops_the_search(tmp_path: Path) -> None:
     out, err = cli.communicate(timeout=60)
     assert cli.returncode == 1 and b"no plan (timeout)" in out, err.decode()
     _nothing_left(mark, private_tmp)
+
+
+def test_an_interrupt_taken_by_another_thread_still_stops_the_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process-directed Ctrl-C may land on any thread (numpy's BLAS pool in `cowp`);
+    Python then raises it in the main thread only when that thread runs again, so a
+    wait for the planner that blocked until the deadline hung the command (seen under a
+    loaded CI: `cowp plan` still running a minute after its SIGINT)."""
+    import threading
+
+    from cowp_ros.planning.process import run_with_deadline
+
+    folder = tmp_path / "cowp_interrupted"
+    folder.mkdir()
+    mark = uuid.uuid4().hex
+    monkeypatch.setenv(processes.MARK_ENV, mark)  # children only: /proc shows our start env
+    try:
+        to_other_thread = threading.Timer(
+            0.5, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        )
+        to_other_thread.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_with_deadline([sys.executable, "-c", "import time; time.sleep(60)"], 60.0, folder)
+        assert time.monotonic() - started < 3, "the wait outlived the interrupt"
+        assert not processes.wait_until_gone(mark, 10.0), "the planner outlived the interrupt"
+    finally:
+        processes.kill_all(mark)

@@ -10,7 +10,8 @@ runs is rejected, since the robot has one body.
 
 The action callback blocks while the robot moves and the backends wait on messages
 delivered by other callbacks, so everything runs in one reentrant callback group on a
-MultiThreadedExecutor (STYLE.md: a single-threaded executor would deadlock here).
+MultiThreadedExecutor (STYLE.md: a single-threaded executor would deadlock here), the
+steady one of ros/executors.py, which does not spin a core while a callback waits to start.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from typing import Any
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
 from cowp_ros.resources import share_path
+from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, declare_parameters, positive
@@ -230,7 +231,7 @@ class SkillExecutor(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    run_node("executor", SkillExecutor, MultiThreadedExecutor, args=args)
+    run_node("executor", SkillExecutor, SteadyMultiThreadedExecutor, args=args)
 
 
 if __name__ == "__main__":

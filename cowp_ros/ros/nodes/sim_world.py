@@ -105,6 +105,7 @@ class SimWorld(Node):
         self.create_subscription(PlanStep, CURRENT_STEP_TOPIC, self.on_step, 10)
 
         self.dt = 1.0 / params["rate_hz"]
+        self._last_tick = time.monotonic()
         self.create_timer(self.dt, self.tick)
         if params["publish_camera"]:
             self.camera_pub = self.create_publisher(Image, self.robot.camera.image_topic, 2)
@@ -158,9 +159,13 @@ class SimWorld(Node):
 
     # ------------------------------------------------------------------ state out
     def tick(self) -> None:
-        self.base.step(self.dt)
-        self.arm.step(self.dt)
-        self.gripper.step(self.dt)
+        """Advance the motion by the time that really passed (a late timer on a busy
+        machine must not slow the simulated robot down), then publish its state."""
+        now = time.monotonic()
+        elapsed, self._last_tick = now - self._last_tick, now
+        self.base.step(elapsed)
+        self.arm.step(elapsed)
+        self.gripper.step(elapsed)
         stamp = self.get_clock().now().to_msg()
         self.publish_odometry(stamp)
         joints = JointState()
@@ -168,7 +173,6 @@ class SimWorld(Node):
         joints.name = [*self.arm.joint_names, self.robot.gripper.finger_joint]
         joints.position = [*self.arm.positions, self.gripper.position]
         self.joint_pub.publish(joints)
-        now = time.monotonic()
         due = [s for t, s in self.pending_situations if t <= now]
         self.pending_situations = [(t, s) for t, s in self.pending_situations if t > now]
         for situation in due:

@@ -31,7 +31,6 @@ from typing import Any
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
@@ -62,6 +61,7 @@ from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.clients.planner_client import PlannerClient
 from cowp_ros.ros.conversions import situation_from_msg, step_to_msg, steps_to_msgs
+from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, one_of, positive
@@ -453,7 +453,7 @@ def resolve_task(text: str) -> TaskSpec:
 
 
 def main(args: list[str] | None = None) -> None:
-    run_node("task_manager", TaskManager, MultiThreadedExecutor, args=args)
+    run_node("task_manager", TaskManager, SteadyMultiThreadedExecutor, args=args)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,14 @@ class JointStateCache:
                 return None
             return tuple(self._positions[n] for n in names)
 
+    def sample(self, names: tuple[str, ...]) -> tuple[tuple[float, ...], float] | None:
+        """Positions of `names` with when the least recently heard of them arrived, read
+        together (None while any was never heard)."""
+        with self._lock:
+            if not all(n in self._positions for n in names):
+                return None
+            return tuple(self._positions[n] for n in names), min(self._heard[n] for n in names)
+
     def last_heard(self, names: tuple[str, ...]) -> float | None:
         """When the least recently heard of `names` was last heard (None: one never was)."""
         with self._lock:

@@ -2,8 +2,9 @@
 
 Whether a grasp worked is read from where the fingers stopped, the one signal every
 Hand-E setup has: stopped above robot.yaml's grasp_threshold_m means something is
-between them; closed to (nearly) zero means the gripper missed. A stop is "moved
-less than the position tolerance during settle_time_s".
+between them; closed to (nearly) zero means the gripper missed. A stop is "heard
+moving less than the position tolerance during settle_time_s" (skills/finger_rest.py:
+a joint-state topic that goes quiet, or a command not yet acted on, is not a stop).
 
 On Kilted the only gripper action controller in ros2_controllers is
 parallel_gripper_action_controller (control_msgs/action/ParallelGripperCommand on
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from typing import Any
 
 from rclpy.callback_groups import CallbackGroup
@@ -39,6 +39,7 @@ from cowp_ros.ros.skill_backends.common import (
     wait_until,
 )
 from cowp_ros.skills.config import GripperConfig
+from cowp_ros.skills.finger_rest import FingerRest, RestRule
 from cowp_ros.skills.interfaces import Outcome, Status
 
 
@@ -67,26 +68,22 @@ class _GripperBase:
         )
 
     def _wait_settled(self, target: float, cancel: threading.Event, deadline: Deadline) -> WaitEnd:
-        """Wait until the finger is at `target`, or has moved less than the position
-        tolerance during the last settle_time_s (stopped on an object or blocked)."""
+        """Wait until the finger is at `target`, or was heard standing still for
+        settle_time_s (stopped on an object or blocked); see skills/finger_rest.py."""
         cfg = self.config
-        started = time.monotonic()
-        history: deque[tuple[float, float]] = deque()
+        rest = FingerRest(
+            RestRule(cfg.position_tolerance_m, cfg.settle_time_s, cfg.response_time_s),
+            target,
+            started_at=time.monotonic(),
+        )
 
         def settled() -> bool:
-            position = self.position()
-            if position is None:
+            sample = self.joints.sample(self.finger)
+            if sample is None:
                 return False
-            now = time.monotonic()
-            history.append((now, position))
-            if abs(position - target) <= cfg.position_tolerance_m:
-                return True
-            while history and history[0][0] < now - cfg.settle_time_s:
-                history.popleft()
-            if now - started < cfg.settle_time_s:
-                return False
-            values = [p for _, p in history]
-            return max(values) - min(values) <= cfg.position_tolerance_m
+            (position,), heard = sample
+            rest.heard(heard, position)
+            return rest.at_rest(time.monotonic())
 
         return wait_until(
             settled,
