@@ -265,6 +265,12 @@ class BagRecorder:
             for topic, msgtype in topics.items()
         ]
 
+    def unmatched(self) -> list[str]:
+        """Recorded topics with no publisher matched yet: their messages are not heard
+        until discovery matches one (a recording started with a graph misses what comes
+        before)."""
+        return [s.topic_name for s in self._subscriptions if s.get_publisher_count() == 0]
+
     def _write_loop(self, path: Path, topics: dict[str, str], storage: str) -> None:
         try:
             store = typestore()

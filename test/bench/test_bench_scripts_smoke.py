@@ -89,3 +89,10 @@ def test_bench_grounded_thresholds(tmp_path: Path) -> None:
 def test_bench_grounded_figures(tmp_path: Path) -> None:
     out = smoke("bench_grounded_figures.py", tmp_path)
     assert '"method": "grounded"' in out and '"vs_cw"' in out
+
+
+@pytest.mark.ros
+def test_bench_executors(tmp_path: Path) -> None:
+    out = smoke("bench_executors.py", tmp_path, "--json", "runs.json", "--plot", "e.png")
+    assert "CPU ratio rclpy / steady" in out
+    assert (tmp_path / "runs.json").is_file() and (tmp_path / "e.png").is_file()

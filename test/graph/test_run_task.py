@@ -157,11 +157,13 @@ def test_demo_bag_records_the_run(start_graph, local_llm, tmp_path: Path) -> Non
         },
     )
     try:
-        # the recorder hears sim_world's situations once discovery has matched them; the
-        # one situation comes early in the run, before a late match would catch it
+        # the recorder hears a topic once discovery has matched its publisher: sim_world's
+        # one situation and the executor's first step come early in the run, before a
+        # late match would catch them
         deadline = time.monotonic() + 15.0
-        while time.monotonic() < deadline and not client.node.count_publishers("/cowp/situations"):
+        while time.monotonic() < deadline and recorder.unmatched():
             time.sleep(0.1)
+        assert not recorder.unmatched(), "the recorder never matched these publishers"
         result = run_to_end(client, "serve_water")
     finally:
         recorder.close()

@@ -120,6 +120,8 @@ def test_an_interrupt_taken_by_another_thread_still_stops_the_wait(
     folder.mkdir()
     mark = uuid.uuid4().hex
     monkeypatch.setenv(processes.MARK_ENV, mark)  # children only: /proc shows our start env
+    # As in a terminal: a pytest started in the background inherits SIGINT ignored.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         to_other_thread = threading.Timer(
             0.5, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGINT)
@@ -127,8 +129,9 @@ def test_an_interrupt_taken_by_another_thread_still_stops_the_wait(
         to_other_thread.start()
         started = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
-            run_with_deadline([sys.executable, "-c", "import time; time.sleep(60)"], 60.0, folder)
+            run_with_deadline([sys.executable, "-c", "import time; time.sleep(30)"], 20.0, folder)
         assert time.monotonic() - started < 3, "the wait outlived the interrupt"
         assert not processes.wait_until_gone(mark, 10.0), "the planner outlived the interrupt"
     finally:
+        signal.signal(signal.SIGINT, previous)
         processes.kill_all(mark)
