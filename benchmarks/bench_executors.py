@@ -8,8 +8,9 @@ gripper's joint states on /joint_states, odometry, the UR speed scaling; all in 
 reentrant callback group). A separate publisher process plays the robot's drivers: the
 arm's and the gripper's joint_state broadcasters at 50 Hz each, odometry at 50 Hz, speed
 scaling at 20 Hz. Each run builds a fresh node and executor (4 worker threads), lets it
-settle for a second, then counts the messages its callbacks hear and the CPU seconds this
-process spends over the window. rclpy's executor falls into its loop at random, so runs
+settle for a second, then counts the messages its callbacks hear and the CPU seconds its
+process spends over the window. Each run is a process of its own, so that one run's
+stuck executor cannot load the next. rclpy's executor falls into its loop at random, so runs
 are repeated: prints the median and the range over the runs of each executor, and the
 ratio of the medians.
 """
@@ -29,7 +30,7 @@ from pathlib import Path
 
 PUBLISHER = """
 import sys, rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
@@ -49,7 +50,10 @@ node.create_timer(0.05, lambda: scaling.publish(Float64(data=100.0)))
 print("ready", flush=True)
 executor = SingleThreadedExecutor()
 executor.add_node(node)
-executor.spin()
+try:
+    executor.spin()
+except ExternalShutdownException:  # terminated by the bench: the end of the drivers
+    pass
 """
 PUBLISHED_PER_S = {"joint_states (x2 subscriptions)": 2 * (50 + 50), "odom": 50, "scaling": 20}
 
@@ -65,7 +69,7 @@ def one_run(kind: str, prefix: str, seconds: float) -> dict[str, float]:
     import rclpy
     from nav_msgs.msg import Odometry
     from rclpy.callback_groups import ReentrantCallbackGroup
-    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64
@@ -94,8 +98,11 @@ def one_run(kind: str, prefix: str, seconds: float) -> dict[str, float]:
     stop = threading.Event()
 
     def spin() -> None:
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.1)
+        while not stop.is_set() and context.ok():
+            try:
+                executor.spin_once(timeout_sec=0.1)
+            except ExternalShutdownException:
+                return
 
     thread = threading.Thread(target=spin, daemon=True)
     thread.start()
@@ -113,6 +120,19 @@ def one_run(kind: str, prefix: str, seconds: float) -> dict[str, float]:
         rclpy.try_shutdown(context=context)
 
 
+def run_in_a_process(kind: str, prefix: str, seconds: float) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", kind, "--prefix", prefix, "--seconds", str(seconds)],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the {kind} run failed:\n{done.stderr[-2000:]}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
 def summary(values: list[float]) -> str:
     return f"{statistics.median(values):7.2f} [{min(values):.2f}, {max(values):.2f}]"
 
@@ -124,7 +144,12 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write the runs here")
     parser.add_argument("--plot", type=Path, help="write a figure of the runs here")
     parser.add_argument("--smoke", action="store_true", help="one short run of each (CI)")
+    parser.add_argument("--one", choices=["rclpy", "steady"], help=argparse.SUPPRESS)
+    parser.add_argument("--prefix", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:  # a single run, in this process, for the parent
+        print(json.dumps(one_run(args.one, args.prefix, args.seconds)))
+        return 0
     runs, seconds = (1, 1.0) if args.smoke else (args.runs, args.seconds)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     prefix = f"/bench_{uuid.uuid4().hex[:8]}"
@@ -139,7 +164,7 @@ def main() -> int:
         results: dict[str, list[dict[str, float]]] = {"rclpy": [], "steady": []}
         for index in range(runs):
             for kind in results:  # interleaved, so a change in load hits both alike
-                results[kind].append(one_run(kind, prefix, seconds))
+                results[kind].append(run_in_a_process(kind, prefix, seconds))
                 print(f"run {index + 1}/{runs} {kind}: {results[kind][-1]}", flush=True)
     finally:
         drivers.terminate()
