@@ -49,16 +49,16 @@ class FingerRest:
             self.moved = True
         self._samples.append((at, position))
 
-    def at_rest(self, now: float) -> bool:
-        """At the target; or seen still for settle_time_s after moving; or never moved
-        within response_time_s of the command."""
+    def at_rest(self) -> bool:
+        """At the target; or heard still for settle_time_s after moving; or heard still
+        response_time_s after the command without ever moving."""
         if not self._samples:
             return False
         latest_at, latest = self._samples[-1]
         if abs(latest - self.target) <= self.rule.tolerance_m:
             return True
-        if not self.moved:
-            return now - self.started_at >= self.rule.response_time_s
+        if not self.moved:  # still where they were, as heard this long after the command
+            return latest_at - self.started_at >= self.rule.response_time_s
         window_start = latest_at - self.rule.settle_time_s
         # The newest sample heard at or before the window's start anchors it: without
         # one, the positions heard do not yet cover a whole settle time.

@@ -67,12 +67,22 @@ class _GripperBase:
             )
         )
 
-    def _wait_settled(self, target: float, cancel: threading.Event, deadline: Deadline) -> WaitEnd:
+    def _wait_settled(
+        self,
+        target: float,
+        cancel: threading.Event,
+        deadline: Deadline,
+        *,
+        response_s: float | None = None,
+    ) -> WaitEnd:
         """Wait until the finger is at `target`, or was heard standing still for
-        settle_time_s (stopped on an object or blocked); see skills/finger_rest.py."""
+        settle_time_s (stopped on an object or blocked); see skills/finger_rest.py.
+        `response_s`: how long unmoved fingers are given to start (robot.yaml's
+        response_time_s unless the controller has already reported on the command)."""
         cfg = self.config
+        response = cfg.response_time_s if response_s is None else response_s
         rest = FingerRest(
-            RestRule(cfg.position_tolerance_m, cfg.settle_time_s, cfg.response_time_s),
+            RestRule(cfg.position_tolerance_m, cfg.settle_time_s, response),
             target,
             started_at=time.monotonic(),
         )
@@ -83,7 +93,7 @@ class _GripperBase:
                 return False
             (position,), heard = sample
             rest.heard(heard, position)
-            return rest.at_rest(time.monotonic())
+            return rest.at_rest()
 
         return wait_until(
             settled,
@@ -229,7 +239,11 @@ class _ActionGripperBase(_GripperBase):
                 return self._silent()
             return self._verdict_at(position, target, expect_object)
         left_s = max(deadline.end - time.monotonic(), 1.0)
-        end = self._wait_settled(target, cancel, Deadline(left_s))
+        # The controller's result shows it acted on the goal: unmoved fingers need only
+        # be heard still for a settle time, as fingers that stopped do.
+        end = self._wait_settled(
+            target, cancel, Deadline(left_s), response_s=self.config.settle_time_s
+        )
         if end is WaitEnd.CANCELED:
             return Outcome.canceled("canceled while the fingers settled")
         if end is WaitEnd.SILENT:
