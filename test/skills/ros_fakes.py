@@ -49,11 +49,11 @@ class RosHarness:
     """One rclpy context; every node spins on an executor of its own, in its own thread,
     as on the robot each node spins in its own process.
 
-    (One MultiThreadedExecutor for all of them saturated a core: rclpy hands a ready
-    entity to a worker even while its node's mutually exclusive group is busy, the
-    worker gives up and wakes the executor, which hands it out again. With fakes
-    publishing many times a second that grew to thousands of queued handlers, scanned on
-    every spin, and the timing of every motion test went with it on a loaded machine.)
+    (One rclpy MultiThreadedExecutor for all of them saturated a core: it offers a
+    ready callback again until a worker has started it (cowp_ros/ros/executors.py), and
+    a callback whose mutually exclusive group is busy is handed out, given up and handed
+    out again. With fakes publishing many times a second that grew to thousands of
+    queued handlers, scanned on every spin, and every motion test's timing went with it.)
     """
 
     def __init__(self) -> None:

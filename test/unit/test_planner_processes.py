@@ -110,8 +110,8 @@ def test_an_interrupt_taken_by_another_thread_still_stops_the_wait(
 ) -> None:
     """A process-directed Ctrl-C may land on any thread (numpy's BLAS pool in `cowp`);
     Python then raises it in the main thread only when that thread runs again, so a
-    wait for the planner that blocked until the deadline hung the command (seen under a
-    loaded CI: `cowp plan` still running a minute after its SIGINT)."""
+    wait for the planner that blocked until the deadline would hold the command until
+    then. The signal is sent to another thread here, which a kill() rarely does."""
     import threading
 
     from cowp_ros.planning.process import run_with_deadline

@@ -74,10 +74,8 @@ class JointStateCache:
 
     def positions(self, names: tuple[str, ...]) -> tuple[float, ...] | None:
         """Positions of all `names`, or None while any of them was never heard."""
-        with self._lock:
-            if not all(n in self._positions for n in names):
-                return None
-            return tuple(self._positions[n] for n in names)
+        sample = self.sample(names)
+        return None if sample is None else sample[0]
 
     def sample(self, names: tuple[str, ...]) -> tuple[tuple[float, ...], float] | None:
         """Positions of `names` with when the least recently heard of them arrived, read
