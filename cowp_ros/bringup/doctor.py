@@ -99,7 +99,7 @@ def all_checks() -> list[Callable[[], Check]]:
         ),
         lambda: check_import("PDDL parser", "pddl", SETUP_HINT),
         lambda: check_import("pyperplan planner", "pyperplan", SETUP_HINT),
-        lambda: check_import("openai client", "openai", SETUP_HINT),
+        lambda: check_import("HTTP client for model servers", "httpx", SETUP_HINT),
         lambda: check_import("rosbags", "rosbags.rosbag2", SETUP_HINT),
         check_environment,
         check_dds_roundtrip,

@@ -41,7 +41,7 @@ from cowp_ros.cowp.report import CowpReport, Event, strict_json
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.llm.settings import LLMSettings, redact_url, scrub, url_secrets
+from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.methods.dkprompt.questions import VisualQuestioner
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.safe_text import clean, situation_text
@@ -408,25 +408,9 @@ def _report_where(record: RunRecord, stream: Any) -> None:
 
 def _run(args: argparse.Namespace, record: RunRecord) -> int:
     spec = get_task(args.task)
-    try:
-        if args.dkprompt and not uses_text_model(args):
-            return run_dkprompt(args, spec, None, record)
-        with open_model(args) as model:
-            if args.dkprompt:
-                return run_dkprompt(args, spec, model, record)
-            return run_with_model(args, spec, model, record)
-    except CowpError:
-        raise
-    except Exception as err:
-        # The vision client speaks through the openai package: its connection and
-        # timeout errors are the user's to fix (a wrong URL, a server that is down);
-        # anything else is our bug.
-        if type(err).__module__.split(".")[0] == "openai":
-            where = redact_url(args.vlm_url or args.llm_url) or "the configured server"
-            secrets = [*url_secrets(args.vlm_url), *url_secrets(args.llm_url)]
-            secrets += [key for key in (args.vlm_api_key, args.llm_key) if key]
-            raise CowpError(
-                f"cannot use the model at {where}: {scrub(str(err)[:300], secrets)}",
-                hint="check --vlm-url / --llm-url and that the server is running",
-            ) from err
-        raise
+    if args.dkprompt and not uses_text_model(args):
+        return run_dkprompt(args, spec, None, record)
+    with open_model(args) as model:
+        if args.dkprompt:
+            return run_dkprompt(args, spec, model, record)
+        return run_with_model(args, spec, model, record)

@@ -15,22 +15,15 @@ Prompt economy, because a 1.5B model on two CPU cores answers at about 10 tokens
   `usage.cache_hits` says so.
 
 Every reply goes through one validated parse (`cowp_ros.llm.completion`): P(yes)
-is a finite number in [0, 1] or None, answers are clean text of a bounded size. The
-transport is plain HTTP (httpx) so that the client decides what is read: at most
-`completion.MAX_REPLY_BYTES` of a body, and nothing after the call's deadline.
-`timeout_s` bounds the whole call, every try and every wait a server asks for with
-`Retry-After` included; a server that asks for more time than is left is not waited for.
-
-Every failure a user can fix (server unreachable, timeout, HTTP error, a reply that is
-not a chat completion) becomes a `CowpError` that names the server URL (with any key in
-it hidden) and what to do.
+is a finite number in [0, 1] or None, answers are clean text of a bounded size. Requests
+go through `cowp_ros.llm.transport.ModelTransport`, the one transport of every model
+client: a deadline on the whole call, retries, size caps, and errors a user can act on
+that name the server with any key hidden.
 """
 
 from __future__ import annotations
 
 import contextlib
-import email.utils
-import json
 import math
 import re
 import threading
@@ -38,19 +31,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
-
-import httpx
-import openai
 
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.answer_cache import AnswerCache
 from cowp_ros.llm.completion import (
-    MAX_REPLY_BYTES,
     ChatReply,
     ReplyError,
     TokenLogprob,
-    error_message,
     max_answer_chars,
     p_yes,
     parse_chat_reply,
@@ -59,7 +46,8 @@ from cowp_ros.llm.completion import (
     parse_text_reply,
 )
 from cowp_ros.llm.language_model import Choice, Example, Usage, YesNo
-from cowp_ros.llm.settings import LLMSettings, scrub
+from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.transport import LANGUAGE_MODEL, ModelTransport
 
 SYSTEM_PROMPT = (
     "You are the commonsense reasoner of a household service robot. Use everyday "
@@ -144,38 +132,6 @@ class RankedOption:
         return {True: 1.0, False: 0.0, None: 0.5}[self.answer]
 
 
-def openai_client(settings: LLMSettings, max_retries: int = 1) -> openai.OpenAI:
-    """The `openai` client for a configured server (any key for a local one: the client
-    refuses to start without)."""
-    return openai.OpenAI(
-        base_url=str(settings.base_url).rstrip("/"),
-        api_key=settings.api_key or "local",
-        timeout=settings.timeout_s,
-        max_retries=max_retries,
-    )
-
-
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
-"""Answers worth another try (as the `openai` client retries them)."""
-FIRST_BACKOFF_S = 0.5
-MAX_ERROR_BYTES = 64 * 1024
-"""An error body is read up to this much: its message is all a person needs."""
-
-
-class _DeadlineError(Exception):
-    """The call's time is up (raised inside the transport, mapped in `_request`)."""
-
-
-@dataclass(frozen=True)
-class _Exchange:
-    """One HTTP exchange as read: the status, headers and (bounded) body."""
-
-    status: int
-    headers: httpx.Headers
-    body: bytes
-    too_large: bool = False
-
-
 class OpenAICompatibleModel:
     """The `LanguageModel` the stack uses: an OpenAI-compatible server plus answer cache."""
 
@@ -193,22 +149,9 @@ class OpenAICompatibleModel:
                 "model, or set OPENAI_BASE_URL",
             )
         self.settings = settings
-        self._url = str(settings.base_url).rstrip("/")
-        self.base_url = settings.shown_url.rstrip("/")
+        self._transport = ModelTransport(settings, LANGUAGE_MODEL, max_retries=max_retries)
+        self.base_url = self._transport.base_url
         """The server's URL as messages show it (a key in it hidden)."""
-        _check_url(self._url, self.base_url)
-        if not (math.isfinite(settings.timeout_s) and settings.timeout_s > 0):
-            raise CowpError(
-                f"the LLM timeout must be a positive number of seconds, not {settings.timeout_s}",
-                hint="e.g. --llm-timeout 60",
-            )
-        self.max_retries = max(0, int(max_retries))
-        self._http = httpx.Client(follow_redirects=False, trust_env=False)
-        self._headers = {
-            "Authorization": f"Bearer {settings.api_key or 'local'}",
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-        }
         self._name = settings.model
         self.usage = Usage()
         self._usage_lock = threading.Lock()
@@ -232,14 +175,13 @@ class OpenAICompatibleModel:
     def name(self) -> str:
         """The server's model id (asked from `/models` when the settings name none)."""
         if self._name is None:
-            exchange = self._request("GET", "/models", None)
             try:
-                ids = parse_model_ids(exchange.body)
+                ids = parse_model_ids(self._transport.get("/models"))
             except ReplyError as err:
-                raise self._garbage(str(err)) from None
+                raise self._transport.garbage(str(err)) from None
             if not ids:
-                raise self._garbage("its /models list is empty")
-            self._name = ids[0]
+                raise self._transport.garbage("its /models list is empty")
+            self._name = self._transport.model = ids[0]
         return self._name
 
     def ask_yes_no(
@@ -408,7 +350,7 @@ class OpenAICompatibleModel:
 
     def close(self) -> None:
         """Release the HTTP connections (the object is unusable afterwards)."""
-        self._http.close()
+        self._transport.close()
 
     # --- plumbing ------------------------------------------------------------------
 
@@ -472,11 +414,11 @@ class OpenAICompatibleModel:
     def _post(self, path: str, payload: Any, parse: Callable[[bytes], ChatReply]) -> ChatReply:
         """One completion request: its reply validated by `parse`, its usage counted."""
         started = time.monotonic()
-        exchange = self._request("POST", path, payload)
+        body = self._transport.post(path, payload)
         try:
-            reply = parse(exchange.body)
+            reply = parse(body)
         except ReplyError as err:
-            raise self._garbage(str(err)) from None
+            raise self._transport.garbage(str(err)) from None
         with self._usage_lock:  # ROS callbacks may ask from several threads
             self.usage.seconds += time.monotonic() - started
             self.usage.calls += 1
@@ -487,221 +429,10 @@ class OpenAICompatibleModel:
                 self.dropped_logprobs += 1
         return reply
 
-    # --- transport -----------------------------------------------------------------
-
-    def _request(self, method: str, path: str, payload: Any) -> _Exchange:
-        """One call: tries until an answer, a final error, or `timeout_s` in all."""
-        timeout_s = self.settings.timeout_s
-        deadline = time.monotonic() + timeout_s
-        content = None if payload is None else json.dumps(payload).encode("ascii")
-        for attempt in range(self.max_retries + 1):
-            last = attempt == self.max_retries
-            try:
-                exchange = self._exchange(method, path, content, deadline)
-            except _DeadlineError:
-                raise self._timed_out() from None
-            except httpx.ConnectError as err:
-                if last or not self._pause(_backoff(attempt), deadline):
-                    raise self._unreachable(err) from None
-                continue
-            except (httpx.TransportError, httpx.StreamError) as err:
-                if isinstance(err, httpx.TimeoutException):
-                    raise self._timed_out() from None
-                if last or not self._pause(_backoff(attempt), deadline):
-                    raise self._broken(err) from None
-                continue
-            if exchange.too_large:
-                raise self._garbage(
-                    f"a reply of more than {MAX_REPLY_BYTES // 2**20} MiB is too large"
-                )
-            if 200 <= exchange.status < 300:
-                return exchange
-            if exchange.status not in RETRY_STATUSES or last:
-                raise self._status_error(exchange)
-            wait = _retry_after(exchange.headers)
-            if wait is not None and wait > deadline - time.monotonic():
-                raise CowpError(
-                    f"the LLM server at {self.base_url} answered HTTP {exchange.status} and "
-                    f"asked to retry after {wait:g} s, more than the "
-                    f"{max(0.0, deadline - time.monotonic()):.1f} s left of the "
-                    f"{timeout_s:g} s allowed for the call.",
-                    hint="wait and run again, or allow more time (--llm-timeout)",
-                )
-            if not self._pause(wait if wait is not None else _backoff(attempt), deadline):
-                raise self._status_error(exchange)
-        raise AssertionError("unreachable: the last try returns or raises")
-
-    @staticmethod
-    def _pause(seconds: float, deadline: float) -> bool:
-        """Sleep before another try; False when the deadline would pass first."""
-        if time.monotonic() + seconds >= deadline:
-            return False
-        time.sleep(seconds)
-        return True
-
-    def _exchange(
-        self, method: str, path: str, content: bytes | None, deadline: float
-    ) -> _Exchange:
-        """One HTTP exchange that returns by `deadline` whatever the server does.
-
-        httpx's timeouts bound each socket operation, not a whole exchange: a server
-        dripping a byte a second never trips them. So the exchange runs in a worker
-        thread and this thread waits for it until the deadline (and stays interruptible
-        by Ctrl-C). A worker left behind stops at its next read, or by its own timeout.
-        """
-        outcome: dict[str, Any] = {}
-        done = threading.Event()
-        cancelled = threading.Event()
-
-        def work() -> None:
-            try:
-                outcome["value"] = self._transfer(method, path, content, deadline, cancelled)
-            except BaseException as err:  # handed to the waiting thread
-                outcome["error"] = err
-            finally:
-                done.set()
-
-        threading.Thread(target=work, name="cowp-llm-request", daemon=True).start()
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            cancelled.set()
-            raise _DeadlineError
-        if "error" in outcome:
-            raise outcome["error"]
-        return outcome["value"]
-
-    def _transfer(
-        self,
-        method: str,
-        path: str,
-        content: bytes | None,
-        deadline: float,
-        cancelled: threading.Event,
-    ) -> _Exchange:
-        remaining = max(0.001, deadline - time.monotonic())
-        with self._http.stream(
-            method,
-            self._url + path,
-            content=content,
-            headers=self._headers,
-            timeout=httpx.Timeout(remaining),
-        ) as response:
-            limit = MAX_REPLY_BYTES if 200 <= response.status_code < 300 else MAX_ERROR_BYTES
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                if cancelled.is_set() or time.monotonic() > deadline:
-                    raise _DeadlineError
-                size += len(chunk)
-                if size > limit:
-                    if limit == MAX_ERROR_BYTES:
-                        break  # enough of an error message
-                    return _Exchange(response.status_code, response.headers, b"", True)
-                chunks.append(chunk)
-            return _Exchange(response.status_code, response.headers, b"".join(chunks))
-
-    # --- errors --------------------------------------------------------------------
-
-    def _say(self, text: str) -> str:
-        """Server-provided text fit for a message: no key, no escapes, short."""
-        return scrub(text, self.settings.secrets)
-
-    def _timed_out(self) -> CowpError:
-        return CowpError(
-            f"the LLM server at {self.base_url} did not answer within "
-            f"{self.settings.timeout_s:g} s.",
-            hint="the machine may be busy: raise the timeout (--llm-timeout), or use a "
-            "smaller model",
-        )
-
-    def _unreachable(self, err: Exception) -> CowpError:
-        return CowpError(
-            f"cannot reach the LLM server at {self.base_url}.",
-            hint="start it (e.g. 'cowp llm serve') or fix OPENAI_BASE_URL / --llm-url; "
-            "unset them to use the embedded local model",
-        )
-
-    def _broken(self, err: Exception) -> CowpError:
-        return CowpError(
-            f"the connection to the LLM server at {self.base_url} broke before it answered "
-            f"({type(err).__name__}).",
-            hint="check that the server is still running, and its log",
-        )
-
-    def _status_error(self, exchange: _Exchange) -> CowpError:
-        status = exchange.status
-        message = self._say(error_message(exchange.body))
-        if status in (401, 403):
-            return CowpError(
-                f"the LLM server at {self.base_url} refused the API key (HTTP {status}).",
-                hint="set OPENAI_API_KEY (or --llm-key) to a key it accepts",
-            )
-        if status == 404:
-            return CowpError(
-                f"the LLM server at {self.base_url} does not know model '{self._name}' "
-                "(or the URL lacks /v1).",
-                hint="set OPENAI_MODEL (or --llm-model) to one it serves",
-            )
-        if status == 429:
-            return CowpError(
-                f"the LLM server at {self.base_url} kept refusing: too many requests "
-                f"(HTTP 429: {message}).",
-                hint="wait and run again, or allow more time (--llm-timeout)",
-            )
-        return CowpError(
-            f"the LLM server at {self.base_url} answered HTTP {status}: {message}",
-            hint="check the server's log; retry when it is healthy",
-        )
-
-    def _garbage(self, what: str) -> CowpError:
-        return CowpError(
-            f"the LLM server at {self.base_url} sent an answer that is not a usable chat "
-            f"completion ({self._say(what)}).",
-            hint="make sure the URL points at an OpenAI-compatible /v1 endpoint",
-        )
-
-
-def _check_url(url: str, shown: str) -> None:
-    try:
-        parts = urlsplit(url)
-        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
-        _ = parts.port  # raises for a port that is not a number
-    except ValueError:
-        valid = False
-    if not valid:
-        raise CowpError(
-            f"the LLM server URL {shown!r} is not an http(s) URL.",
-            hint="give the server's base URL, e.g. http://127.0.0.1:8080/v1",
-        )
-
 
 def _utf8(text: str) -> str:
     """Text every UTF-8 encoder takes (a lone surrogate from undecodable input -> '?')."""
     return text.encode("utf-8", errors="replace").decode("utf-8")
-
-
-def _backoff(attempt: int) -> float:
-    return min(8.0, FIRST_BACKOFF_S * 2**attempt)
-
-
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds a server asked us to wait (`retry-after-ms`, `Retry-After` as seconds or
-    an HTTP date); None when it asked nothing usable."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        with contextlib.suppress(ValueError):
-            value = float(raw_ms) / 1000.0
-            if math.isfinite(value) and value >= 0:
-                return value
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    with contextlib.suppress(ValueError):
-        value = float(raw)
-        return value if math.isfinite(value) and value >= 0 else None
-    with contextlib.suppress(TypeError, ValueError, IndexError, OverflowError):
-        when = email.utils.parsedate_to_datetime(raw)
-        return max(0.0, when.timestamp() - time.time())
-    return None
 
 
 def _valid_yes_no(hit: Mapping[str, Any]) -> bool:

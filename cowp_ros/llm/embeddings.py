@@ -208,28 +208,56 @@ class SentenceEmbedder(_Cached):
 
 
 class ServerEmbedder(_Cached):
-    """`/v1/embeddings` of an OpenAI-compatible server."""
+    """`/v1/embeddings` of an OpenAI-compatible server, through the models' one transport."""
 
-    def __init__(self, base_url: str, model: str, api_key: str = "local") -> None:
+    def __init__(
+        self, base_url: str, model: str, api_key: str = "local", timeout_s: float = 60.0
+    ) -> None:
         super().__init__()
-        import openai
+        from cowp_ros.llm.settings import LLMSettings
+        from cowp_ros.llm.transport import EMBEDDING_MODEL, ModelTransport
 
-        self.name = f"{model}@{base_url}"
+        settings = LLMSettings(
+            base_url=base_url, model=model, api_key=api_key, timeout_s=timeout_s, cache_path=None
+        )
+        self._transport = ModelTransport(settings, EMBEDDING_MODEL)
+        self.name = f"{model}@{self._transport.base_url}"
         self._model = model
-        self._base_url = base_url
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=1)
 
     def _compute(self, texts: list[str]) -> Any:
-        import openai
+        from cowp_ros.llm.completion import ReplyError
 
+        body = self._transport.post("/embeddings", {"model": self._model, "input": texts})
         try:
-            reply = self._client.embeddings.create(model=self._model, input=texts)
-        except openai.APIError as err:
-            raise CowpError(
-                f"the server at {self._base_url} gave no embeddings: {str(err)[:200]}",
-                hint="start it with embeddings enabled, or use the bundled SentenceEmbedder",
-            ) from err
-        return [item.embedding for item in sorted(reply.data, key=lambda d: d.index)]
+            return embedding_rows(body, len(texts))
+        except ReplyError as err:
+            raise self._transport.garbage(str(err)) from None
+
+
+def embedding_rows(body: bytes, count: int) -> list[list[float]]:
+    """The vectors of an `/embeddings` reply, in input order; `ReplyError` when the reply
+    does not hold one finite vector of one common length for each of the `count` inputs."""
+    from cowp_ros.llm.completion import ReplyError, decode_json
+
+    data = decode_json(body)
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or len(items) != count:
+        raise ReplyError(f"the reply does not hold {count} embeddings")
+    rows: dict[int, list[float]] = {}
+    for item in items:
+        index = item.get("index") if isinstance(item, dict) else None
+        vector = item.get("embedding") if isinstance(item, dict) else None
+        if not isinstance(index, int) or not 0 <= index < count or index in rows:
+            raise ReplyError("an embedding has no valid index")
+        if not isinstance(vector, list) or not vector:
+            raise ReplyError(f"embedding {index} is not a list of numbers")
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in vector):
+            raise ReplyError(f"embedding {index} is not a list of numbers")
+        rows[index] = [float(v) for v in vector]
+    sizes = {len(row) for row in rows.values()}
+    if len(sizes) != 1 or not all(np.isfinite(row).all() for row in rows.values()):
+        raise ReplyError("the embeddings differ in length or hold non-finite numbers")
+    return [rows[i] for i in range(count)]
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ line by line ("1. yes", "2) No", "3: skip"). A line that is missing or says neit
 yes nor no is a skip: an unreadable answer must not change the robot's state.
 
 The embedded model cowp_ros ships is text-only, so this needs a server the user names
-(`--vlm-url`); the tests replay recorded chat-completion replies from a local HTTP
-server through the real `openai` client.
+(`--vlm-url`). Requests go through the same `ModelTransport` as the language model's
+(deadline, retries, size caps, keys hidden in every message); the tests replay recorded
+chat-completion replies from a local HTTP server.
 """
 
 from __future__ import annotations
@@ -22,12 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import openai
-
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import openai_client
+from cowp_ros.llm.completion import ReplyError, parse_chat_reply, parse_model_ids
 from cowp_ros.llm.language_model import Usage
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.transport import VISION_MODEL, ModelTransport
 from cowp_ros.methods.dkprompt.questions import Answer
 
 VISION_SYSTEM = (
@@ -130,19 +130,21 @@ class OpenAIVisionQuestioner:
                 "images); the embedded model is text-only",
             )
         self.settings = settings
-        self.base_url = settings.shown_url.rstrip("/")  # a key in the URL stays hidden
-        self._client = openai_client(settings, max_retries)
+        self._transport = ModelTransport(settings, VISION_MODEL, max_retries=max_retries)
+        self.base_url = self._transport.base_url  # a key in the URL stays hidden
         self._model = settings.model
         self.usage = Usage()
 
     @property
     def name(self) -> str:
         if self._model is None:
-            models = self._call(lambda: self._client.models.list())
-            ids = [m.id for m in getattr(models, "data", [])]
+            try:
+                ids = parse_model_ids(self._transport.get("/models"))
+            except ReplyError as err:
+                raise self._transport.garbage(str(err)) from None
             if not ids:
                 raise CowpError(f"the vision server at {self.base_url} lists no models")
-            self._model = ids[0]
+            self._model = self._transport.model = ids[0]
         return self._model
 
     def ask(self, questions: Sequence[str], image: object | None) -> list[Answer]:
@@ -154,49 +156,31 @@ class OpenAIVisionQuestioner:
             {"type": "text", "text": questions_prompt(questions)},
             {"type": "image_url", "image_url": {"url": image.data_uri()}},
         ]
-        messages = [
-            {"role": "system", "content": VISION_SYSTEM},
-            {"role": "user", "content": content},
-        ]
-        model = self.name
+        max_tokens = 6 * len(questions) + 16
+        payload = {
+            "model": self.name,
+            "messages": [
+                {"role": "system", "content": VISION_SYSTEM},
+                {"role": "user", "content": content},
+            ],
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+        }
         started = time.monotonic()
-        reply = self._call(
-            lambda: self._client.chat.completions.create(
-                model=model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=6 * len(questions) + 16,
-                temperature=0.0,
-            )
-        )
-        usage = getattr(reply, "usage", None)
+        body = self._transport.post("/chat/completions", payload)
+        try:
+            reply = parse_chat_reply(body, max_tokens=max_tokens)
+        except ReplyError as err:
+            raise self._transport.garbage(str(err)) from None
         self.usage.calls += 1
         self.usage.seconds += time.monotonic() - started
-        self.usage.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.usage.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        choices = getattr(reply, "choices", None)
-        if not choices:
-            raise CowpError(f"the vision server at {self.base_url} sent a reply with no choices")
-        text = str(getattr(choices[0].message, "content", "") or "")
-        return parse_answers(text, len(questions))
+        self.usage.prompt_tokens += reply.prompt_tokens
+        self.usage.completion_tokens += reply.completion_tokens
+        return parse_answers(reply.text, len(questions))
 
-    def _call(self, request: Any) -> Any:
-        try:
-            return request()
-        except openai.APIConnectionError as err:
-            raise CowpError(
-                f"cannot reach the vision server at {self.base_url}",
-                hint="check --vlm-url and that the server is running",
-            ) from err
-        except openai.APIStatusError as err:
-            raise CowpError(
-                f"the vision server at {self.base_url} answered HTTP {err.status_code}: "
-                f"{str(err.message)[:300]}",
-                hint="does its model accept images? check the server's log",
-            ) from err
-        except openai.APIError as err:
-            raise CowpError(
-                f"the vision server at {self.base_url} failed: {str(err)[:300]}"
-            ) from err
+    def close(self) -> None:
+        """Release the HTTP connections."""
+        self._transport.close()
 
 
 __all__ = [
