@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cowp_ros.errors import CowpError
+from cowp_ros.skills.backends import CONTROL_MSGS, NAV2_MSGS
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,8 @@ def all_checks() -> list[Callable[[], Check]]:
 # checked before anything starts: every missing piece is named with the command that
 # installs it, in one message.
 
-CONTROL_MSGS_APT = "ros-kilted-control-msgs"
-NAV2_MSGS_APT = "ros-kilted-nav2-msgs"
+CONTROL_MSGS_APT = CONTROL_MSGS.apt
+NAV2_MSGS_APT = NAV2_MSGS.apt
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,7 @@ def _detector_needs(node: str, parameters: dict) -> list[Need]:
 
 
 def _executor_needs(node: str, parameters: dict) -> list[Need]:
-    from cowp_ros.ros.skill_backends.factory import control_msgs_available, resolve_choice
+    from cowp_ros.skills.backends import requirements, resolve_choice
 
     try:
         choice = resolve_choice(
@@ -262,25 +263,18 @@ def _executor_needs(node: str, parameters: dict) -> list[Need]:
             str(parameters.get("base_backend", "auto")),
             str(parameters.get("arm_backend", "auto")),
             str(parameters.get("gripper_backend", "auto")),
-            has_control_msgs=control_msgs_available(),
         )
     except CowpError as err:
         return [Need(node, "valid backend parameters", False, err.message)]
-    needs = []
-    actions = [part for part in ("arm", "gripper") if getattr(choice, part) != "topic"]
-    if actions:
-        what = f"control_msgs (the {' and '.join(actions)} action backend)"
-        needs.append(_module(node, what, "control_msgs", f"sudo apt install {CONTROL_MSGS_APT}"))
-    if choice.base == "nav2":
-        needs.append(
-            _module(
-                node,
-                "nav2_msgs (the Nav2 base backend)",
-                "nav2_msgs",
-                f"sudo apt install {NAV2_MSGS_APT}",
-            )
+    return [
+        _module(
+            node,
+            needed.what,
+            needed.requirement.module,
+            f"sudo apt install {needed.requirement.apt}",
         )
-    return needs
+        for needed in requirements(choice)
+    ]
 
 
 def _ros_package_need(node: str, package: str) -> Need:

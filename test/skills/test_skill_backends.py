@@ -40,8 +40,8 @@ from cowp_ros.ros.skill_backends.arm import ActionArm, ScaledDeadline, SpeedScal
 from cowp_ros.ros.skill_backends.base import Nav2Base, TopicBase, import_navigate_to_pose
 from cowp_ros.ros.skill_backends.camera import DetectionCamera
 from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
-from cowp_ros.ros.skill_backends.factory import resolve_choice
 from cowp_ros.ros.skill_backends.gripper import CommandGripper, ParallelGripper, TopicGripper
+from cowp_ros.skills.backends import resolve_choice
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
 
@@ -777,19 +777,27 @@ def test_camera_finds_a_reported_class_and_names_a_silent_topic(harness, client,
         thread.join()
 
 
+def _everything(module: str) -> bool:
+    return True
+
+
+def _nothing(module: str) -> bool:
+    return False
+
+
 def test_auto_backends_follow_the_profile() -> None:
-    sim = resolve_choice("sim", "auto", "auto", "auto", has_control_msgs=True)
+    sim = resolve_choice("sim", "auto", "auto", "auto", is_installed=_everything)
     assert (sim.base, sim.arm, sim.gripper) == ("topic", "topic", "topic")
-    real = resolve_choice("robot", "auto", "auto", "auto", has_control_msgs=True)
+    real = resolve_choice("robot", "auto", "auto", "auto", is_installed=_everything)
     assert (real.base, real.arm, real.gripper) == ("nav2", "action", "action")
-    gazebo = resolve_choice("gazebo", "auto", "auto", "auto", has_control_msgs=True)
+    gazebo = resolve_choice("gazebo", "auto", "auto", "auto", is_installed=_everything)
     assert (gazebo.base, gazebo.arm, gazebo.gripper) == ("topic", "action", "action")
-    bare = resolve_choice("robot", "auto", "auto", "auto", has_control_msgs=False)
+    bare = resolve_choice("robot", "auto", "auto", "auto", is_installed=_nothing)
     assert (bare.arm, bare.gripper) == ("topic", "topic")
-    legacy = resolve_choice("robot", "nav2", "action", "gripper_command", has_control_msgs=True)
+    legacy = resolve_choice("robot", "nav2", "action", "gripper_command", is_installed=_everything)
     assert legacy.gripper == "gripper_command"
     with pytest.raises(CowpError, match="base_backend is 'teleport'"):
-        resolve_choice("sim", "teleport", "auto", "auto", has_control_msgs=False)
+        resolve_choice("sim", "teleport", "auto", "auto", is_installed=_nothing)
 
 
 def test_action_status_constants_match_the_fakes() -> None:

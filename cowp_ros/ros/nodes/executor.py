@@ -34,15 +34,8 @@ from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, declare_parameters, positive
 from cowp_ros.ros.skill_backends.common import Timeouts
-from cowp_ros.ros.skill_backends.factory import (
-    ARM_CHOICES,
-    BASE_CHOICES,
-    GRIPPER_CHOICES,
-    PROFILES,
-    build_backends,
-    control_msgs_available,
-    resolve_choice,
-)
+from cowp_ros.ros.skill_backends.factory import build_backends
+from cowp_ros.skills.backends import PROFILES, choices, resolve_choice
 from cowp_ros.skills.config import load_robot_config
 from cowp_ros.skills.interfaces import Status
 from cowp_ros.skills.runner import SkillRunner
@@ -59,19 +52,19 @@ PARAMETERS = (
     Param(
         "base_backend",
         "auto",
-        f"base backend ({', '.join(BASE_CHOICES)}); auto = nav2 on the robot profile, "
+        f"base backend ({', '.join(choices('base'))}); auto = nav2 on the robot profile, "
         "topic otherwise",
     ),
     Param(
         "arm_backend",
         "auto",
-        f"arm backend ({', '.join(ARM_CHOICES)}); auto = action (FollowJointTrajectory) "
+        f"arm backend ({', '.join(choices('arm'))}); auto = action (FollowJointTrajectory) "
         "outside sim when control_msgs imports, topic otherwise",
     ),
     Param(
         "gripper_backend",
         "auto",
-        f"gripper backend ({', '.join(GRIPPER_CHOICES)}); action = ParallelGripperCommand "
+        f"gripper backend ({', '.join(choices('gripper'))}); action = ParallelGripperCommand "
         "(Kilted's parallel_gripper_action_controller), gripper_command = the older "
         "GripperCommand; auto = action outside sim when control_msgs imports, topic otherwise",
     ),
@@ -127,7 +120,6 @@ class SkillExecutor(Node):
             value["base_backend"],
             value["arm_backend"],
             value["gripper_backend"],
-            has_control_msgs=control_msgs_available(),
         )
         timeouts = Timeouts(
             server_s=float(value["server_timeout_s"]),

@@ -38,10 +38,11 @@ from cowp_ros.ros.skill_backends.common import (
     wait_for_subscriber,
     wait_until,
 )
+from cowp_ros.skills.backends import CONTROL_MSGS
 from cowp_ros.skills.config import ArmConfig
 from cowp_ros.skills.interfaces import Outcome
 
-CONTROL_MSGS_APT_PACKAGE = "ros-kilted-control-msgs"
+CONTROL_MSGS_APT_PACKAGE = CONTROL_MSGS.apt
 # The UR driver's speed_scaling_state_broadcaster publishes std_msgs/Float64 in percent
 # (the hardware's factor times 100): docs/kilted_interfaces.md.
 SPEED_SCALING_FULL = 100.0

@@ -31,10 +31,11 @@ from cowp_ros.ros.skill_backends.common import (
     wait_for_subscriber,
     wait_until,
 )
+from cowp_ros.skills.backends import NAV2_MSGS
 from cowp_ros.skills.config import BaseConfig
 from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
 
-NAV2_APT_PACKAGE = "ros-kilted-nav2-msgs"
+NAV2_APT_PACKAGE = NAV2_MSGS.apt
 
 
 def yaw_of(x: float, y: float, z: float, w: float) -> float:
