@@ -59,21 +59,34 @@ class SubstitutionFailure(Exception):  # noqa: N818 (launch's own name)
 
 UR_MACRO_STAND_IN = """<?xml version="1.0"?>
 <!-- Test stand-in of ur_description's ur_robot macro: the parameters it takes
-     (docs/kilted_interfaces.md) and a chain with the UR joint names ending in tool0. -->
+     (docs/kilted_interfaces.md) and the frames and joints it makes, every name
+     prefixed with tf_prefix as the real macro does (so a clash with another base_link
+     shows here as it does there): base_link, base_link_inertia, base, the six joints'
+     links, wrist_3_link, ft_frame, flange, tool0. -->
 <robot xmlns:xacro="http://wiki.ros.org/xacro">
   <xacro:macro name="ur_robot" params="name tf_prefix parent *origin
       joint_limits_parameters_file kinematics_parameters_file physical_parameters_file
       visual_parameters_file force_abs_paths:=false">
-    <xacro:property name="chain" value="${['base_link', 'shoulder_link', 'upper_arm_link',
-        'forearm_link', 'wrist_1_link', 'wrist_2_link', 'wrist_3_link']}"/>
+    <xacro:property name="chain" value="${['base_link_inertia', 'shoulder_link',
+        'upper_arm_link', 'forearm_link', 'wrist_1_link', 'wrist_2_link', 'wrist_3_link']}"/>
     <xacro:property name="joints" value="${['shoulder_pan_joint', 'shoulder_lift_joint',
         'elbow_joint', 'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']}"/>
+    <xacro:macro name="fixed" params="joint parent child">
+      <link name="${tf_prefix}${child}"/>
+      <joint name="${tf_prefix}${joint}" type="fixed">
+        <parent link="${tf_prefix}${parent}"/>
+        <child link="${tf_prefix}${child}"/>
+      </joint>
+    </xacro:macro>
     <link name="${tf_prefix}base_link"/>
     <joint name="${tf_prefix}base_joint" type="fixed">
       <xacro:insert_block name="origin"/>
       <parent link="${parent}"/>
       <child link="${tf_prefix}base_link"/>
     </joint>
+    <xacro:fixed joint="base_link-base_link_inertia" parent="base_link"
+                 child="base_link_inertia"/>
+    <xacro:fixed joint="base_link-base_fixed_joint" parent="base_link" child="base"/>
     <xacro:macro name="chain_link" params="index">
       <link name="${tf_prefix}${chain[index + 1]}"/>
       <joint name="${tf_prefix}${joints[index]}" type="revolute">
@@ -85,11 +98,9 @@ UR_MACRO_STAND_IN = """<?xml version="1.0"?>
       <xacro:if value="${index &lt; 5}"><xacro:chain_link index="${index + 1}"/></xacro:if>
     </xacro:macro>
     <xacro:chain_link index="0"/>
-    <link name="${tf_prefix}tool0"/>
-    <joint name="${tf_prefix}wrist_3-tool0" type="fixed">
-      <parent link="${tf_prefix}wrist_3_link"/>
-      <child link="${tf_prefix}tool0"/>
-    </joint>
+    <xacro:fixed joint="wrist_3_link-ft_frame" parent="wrist_3_link" child="ft_frame"/>
+    <xacro:fixed joint="wrist_3-flange" parent="wrist_3_link" child="flange"/>
+    <xacro:fixed joint="flange-tool0" parent="flange" child="tool0"/>
   </xacro:macro>
 </robot>
 """
@@ -517,6 +528,18 @@ def test_gazebo_starts_one_gazebo_server_with_the_installed_world(gazebo, instal
     assert not any(n["executable"] == "gz" for n in gazebo.nodes)
 
 
+def test_gazebo_without_gui_renders_the_sensors_headless(installed) -> None:
+    """gui:=false: the server alone, and its camera and gpu_lidar rendered without a
+    display (gz sim's -s runs no GUI; --headless-rendering renders with EGL)."""
+    resolved = run_launch_file("gazebo.launch.py", {"gui": "false"})
+    (include,) = resolved.includes
+    gz_args = include[1]["gz_args"].split()
+    assert {"-r", "-s", "--headless-rendering"} <= set(gz_args)
+    assert gz_args[-1].endswith("kitchen.sdf")
+    shown = run_launch_file("gazebo.launch.py").includes[0][1]["gz_args"].split()
+    assert "-s" not in shown and "--headless-rendering" not in shown
+
+
 def test_gazebo_nodes_use_simulated_time(gazebo) -> None:
     for node in gazebo.nodes:
         if node["name"] == "spawn_robot":
@@ -539,7 +562,8 @@ def test_one_robot_description_with_base_arm_hand_and_camera(gazebo) -> None:
     urdf = robot_description(gazebo)
     joints = {j.get("name"): j for j in urdf.findall("joint")}
     assert set(robot.arm.joint_names) <= set(joints)
-    assert set(kilted_facts.fact("ur.joints").values) == set(robot.arm.joint_names)
+    # The UR driver's joint names behind the arm's tf_prefix (ur_), on the robot and here.
+    assert {f"ur_{j}" for j in kilted_facts.fact("ur.joints").values} == set(robot.arm.joint_names)
     finger = joints[robot.gripper.finger_joint]
     assert finger.get("type") == "prismatic"
     limit = finger.find("limit")
@@ -552,7 +576,7 @@ def test_one_robot_description_with_base_arm_hand_and_camera(gazebo) -> None:
     assert mimic is not None and mimic.get("joint") == robot.gripper.finger_joint
     assert {"left_wheel_joint", "right_wheel_joint"} <= set(joints)
     links = {link.get("name") for link in urdf.findall("link")}
-    assert {"base_footprint", "base_link", "tool0", "wrist_camera_optical_frame"} <= links
+    assert {"base_footprint", "base_link", "ur_tool0", "wrist_camera_optical_frame"} <= links
     # ros2_control: every arm joint and the finger commanded by position; the mimic
     # joint with state interfaces only.
     (control,) = urdf.findall("ros2_control")
@@ -571,6 +595,81 @@ def test_one_robot_description_with_base_arm_hand_and_camera(gazebo) -> None:
         if joint.get("name") in robot.arm.joint_names:
             start = float(joint.findtext("state_interface[@name='position']/param"))
             assert start == pytest.approx(home[robot.arm.joint_names.index(joint.get("name"))])
+
+
+def tree_problems(urdf: ET.Element) -> list[str]:
+    """What urdfdom (and TF) refuse in a robot description: a link or joint name used
+    twice, a link with two parents, a joint naming a link that does not exist, other
+    than exactly one root."""
+    problems = []
+    links = [link.get("name") for link in urdf.findall("link")]
+    joints = [joint.get("name") for joint in urdf.findall("joint")]
+    for kind, names in (("link", links), ("joint", joints)):
+        problems += [f"{kind} '{n}' is not unique" for n in sorted(set(names))
+                     if names.count(n) > 1]  # fmt: skip
+    parents: dict[str, list[str]] = {}
+    for joint in urdf.findall("joint"):
+        parent = joint.find("parent").get("link")  # type: ignore[union-attr]
+        child = joint.find("child").get("link")  # type: ignore[union-attr]
+        problems += [f"joint '{joint.get('name')}' names unknown link '{name}'"
+                     for name in (parent, child) if name not in links]  # fmt: skip
+        parents.setdefault(child, []).append(parent)
+    problems += [f"link '{c}' has {len(p)} parents: {p}" for c, p in parents.items() if len(p) > 1]
+    roots = sorted(set(links) - set(parents))
+    if len(roots) != 1:
+        problems.append(f"{len(roots)} root links: {roots}")
+    return problems
+
+
+def test_the_robot_description_is_one_tree_with_unique_names(gazebo) -> None:
+    urdf = robot_description(gazebo)
+    assert tree_problems(urdf) == []
+    links = {link.get("name") for link in urdf.findall("link")}
+    # The base's frames keep the names Nav2 and the base's driver use; the arm's carry
+    # the UR driver's tf_prefix (docs/robot.md, the TF tree).
+    assert {"base_footprint", "base_link", "ur_base_link", "ur_tool0"} <= links
+    (root,) = links - {j.find("child").get("link") for j in urdf.findall("joint")}  # type: ignore[union-attr]
+    assert root == "base_footprint"
+
+
+def test_the_rule_check_sees_a_duplicate_link_and_a_second_parent() -> None:
+    urdf = ET.fromstring(
+        '<robot name="r"><link name="a"/><link name="b"/><link name="b"/><link name="c"/>'
+        '<joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint>'
+        '<joint name="j2" type="fixed"><parent link="c"/><child link="b"/></joint></robot>'
+    )
+    problems = tree_problems(urdf)
+    assert "link 'b' is not unique" in problems
+    assert any("'b' has 2 parents" in p for p in problems)
+    assert any("2 root links" in p for p in problems)
+
+
+CHECK_URDF = shutil.which("check_urdf")
+needs_check_urdf = pytest.mark.skipif(
+    CHECK_URDF is None,
+    reason="check_urdf (Debian liburdfdom-tools) is not installed: make setup installs it as "
+    "root, else: sudo apt-get install liburdfdom-tools",
+)
+
+
+@needs_check_urdf
+def test_urdfdom_parses_the_robot_description(gazebo, tmp_path: Path) -> None:
+    """urdfdom, the C++ parser robot_state_publisher and gz's URDF import use, accepts
+    the expanded description (it refuses a duplicate link with "is not unique")."""
+    urdf = tmp_path / "cowp_robot.urdf"
+    urdf.write_text(gazebo.node("robot_state_publisher")["parameters"][0]["robot_description"])
+    result = subprocess.run([CHECK_URDF, str(urdf)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "root Link: base_footprint" in result.stdout
+
+
+@needs_check_urdf
+def test_urdfdom_refuses_a_duplicate_link(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.urdf"
+    bad.write_text('<robot name="r"><link name="base_link"/><link name="base_link"/></robot>')
+    result = subprocess.run([CHECK_URDF, str(bad)], capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "not unique" in result.stdout + result.stderr
 
 
 def test_gazebo_plugins_and_sensors_match_the_bridge_and_the_contract(gazebo) -> None:
