@@ -75,6 +75,7 @@ run_step() {
 SYSTEM_PACKAGES=(liburdfdom-tools sdformat-sdf libxml2-utils)
 install_system_packages() {
   local missing=() pkg
+  export DEBIAN_FRONTEND=noninteractive
   for pkg in "${SYSTEM_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
   done
@@ -83,7 +84,7 @@ install_system_packages() {
     return 0
   fi
   if ! command -v apt-get >/dev/null; then
-    say "system_packages: no apt-get here; install ${missing[*]} by hand (robot-file tests skip)"
+    say "system_packages: skipped (no apt-get here; install ${missing[*]} by hand; the robot-file tests skip)"
   elif [ "$(id -u)" -eq 0 ]; then
     say "system_packages: installing ${missing[*]}"
     step_name=system_packages
@@ -99,7 +100,7 @@ install_system_packages() {
         || { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends "${missing[@]}"; }; } \
       >"$step_log" 2>&1
   else
-    say "system_packages: missing ${missing[*]}: sudo apt-get install ${missing[*]} (robot-file tests skip until then)"
+    say "system_packages: skipped (not root): sudo apt-get install ${missing[*]} (the robot-file tests skip until then)"
   fi
 }
 install_system_packages
