@@ -913,14 +913,20 @@ HANDE_EXPORTS = """\
 
 
 def test_the_documented_hand_e_patch_renames_the_duplicate_interface(tmp_path: Path) -> None:
+    """Step 1's commands for the Hand-E driver, run in a src/ folder holding the lines
+    they change (continuation lines joined, as the shell joins them)."""
     doc = (ROOT / "docs" / "robot.md").read_text()
-    (block,) = [b for b in re.findall(r"```bash\n(.*?)```", doc, flags=re.S) if "git checkout" in b]
-    lines = block.splitlines()
-    (checkout,) = [ln for ln in lines if ln.startswith("git checkout ")]
-    assert re.fullmatch(r"git checkout [0-9a-f]{40}", checkout)
+    blocks = re.findall(r"```bash\n(.*?)```", doc, flags=re.S)
+    (block,) = [b for b in blocks if "robotiq_hande_driver checkout" in b]
+    lines = block.replace("\\\n", " ").splitlines()
+    (checkout,) = [ln for ln in lines if ln.startswith("git -C robotiq_hande_driver checkout ")]
+    assert re.fullmatch(r"git -C robotiq_hande_driver checkout [0-9a-f]{40}", checkout)
     (sed,) = [ln for ln in lines if ln.startswith("sed -i")]
     (count,) = [ln for ln in lines if ln.startswith("grep -c")]
-    source = tmp_path / "robotiq_hande_driver" / "hardware" / "src" / "hande_hardware_interface.cpp"
+    source = (
+        tmp_path / "robotiq_hande_driver" / "robotiq_hande_driver" / "hardware" / "src"
+        / "hande_hardware_interface.cpp"
+    )  # fmt: skip
     source.parent.mkdir(parents=True)
     source.write_text(HANDE_EXPORTS)
     subprocess.run(["bash", "-c", sed], cwd=tmp_path, check=True)
@@ -930,6 +936,7 @@ def test_the_documented_hand_e_patch_renames_the_duplicate_interface(tmp_path: P
     result = subprocess.run(["bash", "-c", count.split("#")[0]], cwd=tmp_path,
                             capture_output=True, text=True, check=False)  # fmt: skip
     assert result.stdout.strip() == "1"
+    assert block.index(checkout) < block.index("colcon build")  # patched before the build
 
 
 def test_the_docs_start_the_arm_and_hand_through_one_launch_file() -> None:
