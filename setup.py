@@ -1,7 +1,7 @@
 """ament_python package for cowp_ros: the `cowp` CLI and the ROS 2 nodes."""
 
 from glob import glob
-from os.path import dirname, isfile
+from os.path import dirname, isfile, relpath
 
 from setuptools import find_packages, setup
 
@@ -17,11 +17,22 @@ def tree(folder: str) -> list[tuple[str, list[str]]]:
     return sorted(entries.items())
 
 
+def package_files() -> list[str]:
+    """Every file inside the Python package that is not Python (py.typed, the YAML data
+    the code reads with importlib.resources), relative to the package, for package_data:
+    a data file added later is installed without touching this list."""
+    found = []
+    for path in sorted(glob(f"{PACKAGE}/**/*", recursive=True)):
+        if isfile(path) and not path.endswith((".py", ".pyc")) and "__pycache__" not in path:
+            found.append(relpath(path, PACKAGE))
+    return found
+
+
 setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(exclude=["test", "test.*"]),
-    package_data={PACKAGE: ["py.typed", "reasoning/data/*.yaml"]},
+    package_data={PACKAGE: package_files()},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

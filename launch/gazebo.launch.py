@@ -40,6 +40,10 @@ CONTROLLERS = (
     "gripper_action_controller",
 )
 SIM_TIME = {"use_sim_time": True}
+# gui:=false: the server alone (-s), and its sensors rendered without a display
+# (--headless-rendering, EGL): without it a headless machine has no camera image and
+# no gpu_lidar scan.
+HEADLESS_ARGS = "-s --headless-rendering"
 
 
 def gazebo(context, *args, **kwargs):
@@ -66,7 +70,7 @@ def gazebo(context, *args, **kwargs):
                 PathJoinSubstitution([FindPackageShare("ros_gz_sim"), "launch", "gz_sim.launch.py"])
             ),
             launch_arguments={
-                "gz_args": f"-r {'-s ' if headless else ''}{world}",
+                "gz_args": f"-r {HEADLESS_ARGS + ' ' if headless else ''}{world}",
                 "on_exit_shutdown": "true",
             }.items(),
         ),
@@ -166,7 +170,9 @@ def generate_launch_description():
         "gazebo",
         extra_actions=[
             DeclareLaunchArgument(
-                "gui", default_value="true", description="false: Gazebo server only (-s)"
+                "gui",
+                default_value="true",
+                description="false: server only, headless rendering (-s --headless-rendering)",
             ),
             DeclareLaunchArgument(
                 "nav2_params",

@@ -66,6 +66,45 @@ run_step() {
   say "$name: done in $(( $(date +%s) - t )) s"
 }
 
+# --- 0. Debian tools the tests check the robot files with -------------------------
+# The real parsers, not stand-ins: urdfdom's check_urdf (the C++ parser
+# robot_state_publisher uses), the SDFormat schema (sdformat-sdf) and xmllint to
+# validate the Gazebo world against it. Installed only when missing (a dpkg query, well
+# under a second, when they are there); without root they are named, not installed, and
+# the tests that need them skip saying so.
+SYSTEM_PACKAGES=(liburdfdom-tools sdformat-sdf libxml2-utils)
+install_system_packages() {
+  local missing=() pkg
+  export DEBIAN_FRONTEND=noninteractive
+  for pkg in "${SYSTEM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    say "system_packages: up to date"
+    return 0
+  fi
+  if ! command -v apt-get >/dev/null; then
+    say "system_packages: skipped (no apt-get here; install ${missing[*]} by hand; the robot-file tests skip)"
+  elif [ "$(id -u)" -eq 0 ]; then
+    say "system_packages: installing ${missing[*]}"
+    step_name=system_packages
+    step_log="$LOGDIR/system_packages.log"
+    { apt-get install -y --no-install-recommends "${missing[@]}" \
+        || { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; }; } \
+      >"$step_log" 2>&1
+  elif sudo -n true 2>/dev/null; then
+    say "system_packages: installing ${missing[*]} (sudo)"
+    step_name=system_packages
+    step_log="$LOGDIR/system_packages.log"
+    { sudo -n apt-get install -y --no-install-recommends "${missing[@]}" \
+        || { sudo -n apt-get update && sudo -n apt-get install -y --no-install-recommends "${missing[@]}"; }; } \
+      >"$step_log" 2>&1
+  else
+    say "system_packages: skipped (not root): sudo apt-get install ${missing[*]} (the robot-file tests skip until then)"
+  fi
+}
+install_system_packages
+
 # --- 1. the venv -------------------------------------------------------------------
 step_name=venv
 if [ ! -x "$VENV/bin/python" ]; then

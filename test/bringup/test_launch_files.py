@@ -13,8 +13,9 @@ use are replaced by stand-ins that do what the real ones do where it can fail:
 
 They resolve against an install tree built for the test: cowp_ros as colcon installs it
 (setup.py's data_files and console scripts), and the upstream packages with exactly the
-executables and files docs/kilted_interfaces.md records (with a small ur_description
-stand-in macro, so that the real xacro expands the robot description). A wrong
+executables and files docs/kilted_interfaces.md records (with small stand-ins of
+ur_description's and ur_robot_driver's macros, so that the real xacro expands the robot
+descriptions). A wrong
 executable name, a file setup.py does not install, or an upstream file that does not
 exist fails here.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import runpy
 import shlex
 import shutil
@@ -59,21 +61,34 @@ class SubstitutionFailure(Exception):  # noqa: N818 (launch's own name)
 
 UR_MACRO_STAND_IN = """<?xml version="1.0"?>
 <!-- Test stand-in of ur_description's ur_robot macro: the parameters it takes
-     (docs/kilted_interfaces.md) and a chain with the UR joint names ending in tool0. -->
+     (docs/kilted_interfaces.md) and the frames and joints it makes, every name
+     prefixed with tf_prefix as the real macro does (so a clash with another base_link
+     shows here as it does there): base_link, base_link_inertia, base, the six joints'
+     links, wrist_3_link, ft_frame, flange, tool0. -->
 <robot xmlns:xacro="http://wiki.ros.org/xacro">
   <xacro:macro name="ur_robot" params="name tf_prefix parent *origin
       joint_limits_parameters_file kinematics_parameters_file physical_parameters_file
       visual_parameters_file force_abs_paths:=false">
-    <xacro:property name="chain" value="${['base_link', 'shoulder_link', 'upper_arm_link',
-        'forearm_link', 'wrist_1_link', 'wrist_2_link', 'wrist_3_link']}"/>
+    <xacro:property name="chain" value="${['base_link_inertia', 'shoulder_link',
+        'upper_arm_link', 'forearm_link', 'wrist_1_link', 'wrist_2_link', 'wrist_3_link']}"/>
     <xacro:property name="joints" value="${['shoulder_pan_joint', 'shoulder_lift_joint',
         'elbow_joint', 'wrist_1_joint', 'wrist_2_joint', 'wrist_3_joint']}"/>
+    <xacro:macro name="fixed" params="joint parent child">
+      <link name="${tf_prefix}${child}"/>
+      <joint name="${tf_prefix}${joint}" type="fixed">
+        <parent link="${tf_prefix}${parent}"/>
+        <child link="${tf_prefix}${child}"/>
+      </joint>
+    </xacro:macro>
     <link name="${tf_prefix}base_link"/>
     <joint name="${tf_prefix}base_joint" type="fixed">
       <xacro:insert_block name="origin"/>
       <parent link="${parent}"/>
       <child link="${tf_prefix}base_link"/>
     </joint>
+    <xacro:fixed joint="base_link-base_link_inertia" parent="base_link"
+                 child="base_link_inertia"/>
+    <xacro:fixed joint="base_link-base_fixed_joint" parent="base_link" child="base"/>
     <xacro:macro name="chain_link" params="index">
       <link name="${tf_prefix}${chain[index + 1]}"/>
       <joint name="${tf_prefix}${joints[index]}" type="revolute">
@@ -85,14 +100,47 @@ UR_MACRO_STAND_IN = """<?xml version="1.0"?>
       <xacro:if value="${index &lt; 5}"><xacro:chain_link index="${index + 1}"/></xacro:if>
     </xacro:macro>
     <xacro:chain_link index="0"/>
-    <link name="${tf_prefix}tool0"/>
-    <joint name="${tf_prefix}wrist_3-tool0" type="fixed">
-      <parent link="${tf_prefix}wrist_3_link"/>
-      <child link="${tf_prefix}tool0"/>
-    </joint>
+    <xacro:fixed joint="wrist_3_link-ft_frame" parent="wrist_3_link" child="ft_frame"/>
+    <xacro:fixed joint="wrist_3-flange" parent="wrist_3_link" child="flange"/>
+    <xacro:fixed joint="flange-tool0" parent="flange" child="tool0"/>
   </xacro:macro>
 </robot>
 """
+
+UR_ROS2_CONTROL_STAND_IN = """<?xml version="1.0"?>
+<!-- Test stand-in of ur_robot_driver's ur_ros2_control macro: the parameters it needs
+     (docs/kilted_interfaces.md) and a ros2_control block with the UR's six joints,
+     named with tf_prefix as the real macro names them. -->
+<robot xmlns:xacro="http://wiki.ros.org/xacro">
+  <xacro:macro name="ur_ros2_control" params="name tf_prefix kinematics_parameters_file
+      robot_ip script_filename input_recipe_filename output_recipe_filename ur_type
+      use_mock_hardware:=false headless_mode:=false">
+    <ros2_control name="${name}" type="system">
+      <hardware>
+        <plugin>ur_robot_driver/URPositionHardwareInterface</plugin>
+        <param name="robot_ip">${robot_ip}</param>
+        <param name="script_filename">${script_filename}</param>
+      </hardware>
+      <xacro:macro name="ur_joint" params="joint">
+        <joint name="${tf_prefix}${joint}">
+          <command_interface name="position"/>
+          <state_interface name="position"/>
+        </joint>
+      </xacro:macro>
+      <xacro:ur_joint joint="shoulder_pan_joint"/>
+      <xacro:ur_joint joint="shoulder_lift_joint"/>
+      <xacro:ur_joint joint="elbow_joint"/>
+      <xacro:ur_joint joint="wrist_1_joint"/>
+      <xacro:ur_joint joint="wrist_2_joint"/>
+      <xacro:ur_joint joint="wrist_3_joint"/>
+    </ros2_control>
+  </xacro:macro>
+</robot>
+"""
+STAND_INS = {
+    "urdf/ur_macro.xacro": UR_MACRO_STAND_IN,
+    "urdf/ur.ros2_control.xacro": UR_ROS2_CONTROL_STAND_IN,
+}
 
 
 def setup_py() -> dict[str, Any]:
@@ -152,7 +200,7 @@ def build_install_tree(prefix: Path) -> None:
             for name in fact.values:
                 path = prefix / "share" / package / name
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(UR_MACRO_STAND_IN if name == "urdf/ur_macro.xacro" else "")
+                path.write_text(STAND_INS.get(name, ""))
 
 
 @pytest.fixture(scope="module")
@@ -490,7 +538,7 @@ def test_the_stand_ins_fail_on_a_wrong_executable_or_a_missing_installed_file(
     from ament_index_python.packages import PackageNotFoundError
 
     with pytest.raises(PackageNotFoundError):
-        resolve_node(Node(package="ur_robot_driver", executable="dashboard_client"), context)
+        resolve_node(Node(package="robotiq_hande_driver", executable="hande_driver"), context)
     missing = installed / "share" / "cowp_ros" / "config" / "nothing.yaml"
     with pytest.raises(SubstitutionFailure, match=r"nothing\.yaml does not exist"):
         resolve_node(
@@ -517,6 +565,18 @@ def test_gazebo_starts_one_gazebo_server_with_the_installed_world(gazebo, instal
     assert not any(n["executable"] == "gz" for n in gazebo.nodes)
 
 
+def test_gazebo_without_gui_renders_the_sensors_headless(installed) -> None:
+    """gui:=false: the server alone, and its camera and gpu_lidar rendered without a
+    display (gz sim's -s runs no GUI; --headless-rendering renders with EGL)."""
+    resolved = run_launch_file("gazebo.launch.py", {"gui": "false"})
+    (include,) = resolved.includes
+    gz_args = include[1]["gz_args"].split()
+    assert {"-r", "-s", "--headless-rendering"} <= set(gz_args)
+    assert gz_args[-1].endswith("kitchen.sdf")
+    shown = run_launch_file("gazebo.launch.py").includes[0][1]["gz_args"].split()
+    assert "-s" not in shown and "--headless-rendering" not in shown
+
+
 def test_gazebo_nodes_use_simulated_time(gazebo) -> None:
     for node in gazebo.nodes:
         if node["name"] == "spawn_robot":
@@ -539,7 +599,8 @@ def test_one_robot_description_with_base_arm_hand_and_camera(gazebo) -> None:
     urdf = robot_description(gazebo)
     joints = {j.get("name"): j for j in urdf.findall("joint")}
     assert set(robot.arm.joint_names) <= set(joints)
-    assert set(kilted_facts.fact("ur.joints").values) == set(robot.arm.joint_names)
+    # The UR driver's joint names behind the arm's tf_prefix (ur_), on the robot and here.
+    assert {f"ur_{j}" for j in kilted_facts.fact("ur.joints").values} == set(robot.arm.joint_names)
     finger = joints[robot.gripper.finger_joint]
     assert finger.get("type") == "prismatic"
     limit = finger.find("limit")
@@ -552,7 +613,7 @@ def test_one_robot_description_with_base_arm_hand_and_camera(gazebo) -> None:
     assert mimic is not None and mimic.get("joint") == robot.gripper.finger_joint
     assert {"left_wheel_joint", "right_wheel_joint"} <= set(joints)
     links = {link.get("name") for link in urdf.findall("link")}
-    assert {"base_footprint", "base_link", "tool0", "wrist_camera_optical_frame"} <= links
+    assert {"base_footprint", "base_link", "ur_tool0", "wrist_camera_optical_frame"} <= links
     # ros2_control: every arm joint and the finger commanded by position; the mimic
     # joint with state interfaces only.
     (control,) = urdf.findall("ros2_control")
@@ -571,6 +632,81 @@ def test_one_robot_description_with_base_arm_hand_and_camera(gazebo) -> None:
         if joint.get("name") in robot.arm.joint_names:
             start = float(joint.findtext("state_interface[@name='position']/param"))
             assert start == pytest.approx(home[robot.arm.joint_names.index(joint.get("name"))])
+
+
+def tree_problems(urdf: ET.Element) -> list[str]:
+    """What urdfdom (and TF) refuse in a robot description: a link or joint name used
+    twice, a link with two parents, a joint naming a link that does not exist, other
+    than exactly one root."""
+    problems = []
+    links = [link.get("name") for link in urdf.findall("link")]
+    joints = [joint.get("name") for joint in urdf.findall("joint")]
+    for kind, names in (("link", links), ("joint", joints)):
+        problems += [f"{kind} '{n}' is not unique" for n in sorted(set(names))
+                     if names.count(n) > 1]  # fmt: skip
+    parents: dict[str, list[str]] = {}
+    for joint in urdf.findall("joint"):
+        parent = joint.find("parent").get("link")  # type: ignore[union-attr]
+        child = joint.find("child").get("link")  # type: ignore[union-attr]
+        problems += [f"joint '{joint.get('name')}' names unknown link '{name}'"
+                     for name in (parent, child) if name not in links]  # fmt: skip
+        parents.setdefault(child, []).append(parent)
+    problems += [f"link '{c}' has {len(p)} parents: {p}" for c, p in parents.items() if len(p) > 1]
+    roots = sorted(set(links) - set(parents))
+    if len(roots) != 1:
+        problems.append(f"{len(roots)} root links: {roots}")
+    return problems
+
+
+def test_the_robot_description_is_one_tree_with_unique_names(gazebo) -> None:
+    urdf = robot_description(gazebo)
+    assert tree_problems(urdf) == []
+    links = {link.get("name") for link in urdf.findall("link")}
+    # The base's frames keep the names Nav2 and the base's driver use; the arm's carry
+    # the UR driver's tf_prefix (docs/robot.md, the TF tree).
+    assert {"base_footprint", "base_link", "ur_base_link", "ur_tool0"} <= links
+    (root,) = links - {j.find("child").get("link") for j in urdf.findall("joint")}  # type: ignore[union-attr]
+    assert root == "base_footprint"
+
+
+def test_the_rule_check_sees_a_duplicate_link_and_a_second_parent() -> None:
+    urdf = ET.fromstring(
+        '<robot name="r"><link name="a"/><link name="b"/><link name="b"/><link name="c"/>'
+        '<joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint>'
+        '<joint name="j2" type="fixed"><parent link="c"/><child link="b"/></joint></robot>'
+    )
+    problems = tree_problems(urdf)
+    assert "link 'b' is not unique" in problems
+    assert any("'b' has 2 parents" in p for p in problems)
+    assert any("2 root links" in p for p in problems)
+
+
+CHECK_URDF = shutil.which("check_urdf")
+needs_check_urdf = pytest.mark.skipif(
+    CHECK_URDF is None,
+    reason="check_urdf (Debian liburdfdom-tools) is not installed: make setup installs it as "
+    "root, else: sudo apt-get install liburdfdom-tools",
+)
+
+
+@needs_check_urdf
+def test_urdfdom_parses_the_robot_description(gazebo, tmp_path: Path) -> None:
+    """urdfdom, the C++ parser robot_state_publisher and gz's URDF import use, accepts
+    the expanded description (it refuses a duplicate link with "is not unique")."""
+    urdf = tmp_path / "cowp_robot.urdf"
+    urdf.write_text(gazebo.node("robot_state_publisher")["parameters"][0]["robot_description"])
+    result = subprocess.run([CHECK_URDF, str(urdf)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "root Link: base_footprint" in result.stdout
+
+
+@needs_check_urdf
+def test_urdfdom_refuses_a_duplicate_link(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.urdf"
+    bad.write_text('<robot name="r"><link name="base_link"/><link name="base_link"/></robot>')
+    result = subprocess.run([CHECK_URDF, str(bad)], capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "not unique" in result.stdout + result.stderr
 
 
 def test_gazebo_plugins_and_sensors_match_the_bridge_and_the_contract(gazebo) -> None:
@@ -671,3 +807,143 @@ def test_every_package_the_gazebo_launch_file_uses_is_checked_by_the_profile(ins
         used |= {Path(location).parts[-3] for location, _ in resolved.includes}
         declared = set(spec["profiles"][profile]["launch_packages"])
         assert used <= declared, used - declared
+
+
+# --- the real robot: UR5e + Hand-E ------------------------------------------------------
+
+
+def test_ur_and_hand_e_start_one_controller_manager_and_one_description(installed) -> None:
+    resolved = run_launch_file("ur_hande.launch.py", {"robot_ip": "192.0.2.10"})
+    (include,) = resolved.includes
+    location, arguments = include
+    assert location == str(
+        installed / "share" / "ur_robot_driver" / "launch" / "ur_control.launch.py"
+    )
+    assert set(arguments) <= set(kilted_facts.fact("ur.launch_arguments").values)
+    assert arguments["tf_prefix"] == "ur_"
+    assert arguments["robot_ip"] == "192.0.2.10"
+    description = Path(arguments["description_launchfile"])
+    assert description == installed / "share" / "cowp_ros" / "launch" / description.name
+    assert description.is_file()
+    # Nothing here starts a controller manager or a robot_state_publisher of its own:
+    # the UR driver's launch file starts the one manager, the description file the one
+    # publisher.
+    executables = {(n["package"], n["executable"]) for n in resolved.nodes}
+    assert executables == {("controller_manager", "spawner")}
+    (spawner,) = resolved.nodes
+    controller, *flags = spawner["arguments"]
+    assert controller == "gripper_action_controller"
+    assert flags[flags.index("--controller-manager") + 1] == "/controller_manager"
+    assert {f for f in flags if f.startswith("--")} <= set(
+        kilted_facts.fact("controller_manager.spawner_options").values
+    )
+    params = yaml.safe_load(Path(flags[flags.index("--param-file") + 1]).read_text())
+    gripper = params[controller]["ros__parameters"]
+    assert gripper["type"] == kilted_facts.fact("parallel_gripper.type").value
+    assert "type" in kilted_facts.fact("controller_manager.type_from_param_file").values
+    assert set(gripper) - {"type"} <= set(kilted_facts.fact("parallel_gripper.parameters").values)
+    from cowp_ros.skills.config import load_robot_config
+
+    robot = load_robot_config(ROOT / "config" / "robot.yaml")
+    assert gripper["joint"] == robot.gripper.finger_joint
+    assert controller == robot.gripper.controller
+
+
+@pytest.fixture
+def real_description(installed: Path) -> Resolved:
+    """ur_hande_description.launch.py as ur_control.launch.py includes it: with exactly
+    the arguments it passes (robot_ip, ur_type)."""
+    passed = kilted_facts.fact("ur.description_launchfile").values
+    values = {"robot_ip": "192.0.2.10", "ur_type": "ur5e"}
+    assert set(passed) == set(values)
+    return run_launch_file("ur_hande_description.launch.py", values)
+
+
+def test_the_real_robot_description_holds_arm_and_hand(real_description) -> None:
+    (rsp,) = real_description.nodes
+    assert (rsp["package"], rsp["executable"]) == ("robot_state_publisher",) * 2
+    urdf = ET.fromstring(rsp["parameters"][0]["robot_description"])
+    assert tree_problems(urdf) == []
+    links = {link.get("name") for link in urdf.findall("link")}
+    (root,) = links - {j.find("child").get("link") for j in urdf.findall("joint")}  # type: ignore[union-attr]
+    assert root == "base_link"  # the base's driver publishes base_footprint -> base_link
+    assert {"ur_base_link", "ur_tool0", "robotiq_hande_base_link"} <= links
+    from cowp_ros.skills.config import load_robot_config
+
+    robot = load_robot_config(ROOT / "config" / "robot.yaml")
+    blocks = {c.findtext("hardware/plugin"): c for c in urdf.findall("ros2_control")}
+    hande = blocks.pop(kilted_facts.fact("hande.plugin").value)
+    (ur,) = blocks.values()
+    ur_joints = [j.get("name") for j in ur.findall("joint")]
+    assert ur_joints == list(robot.arm.joint_names)
+    assert ur.findtext("hardware/param[@name='robot_ip']") == "192.0.2.10"
+    assert ur.findtext("hardware/param[@name='script_filename']").endswith(
+        "ur_client_library/resources/external_control.urscript"
+    )
+    parameters = {p.get("name"): p.text for p in hande.findall("hardware/param")}
+    assert set(parameters) == set(kilted_facts.fact("hande.hardware_parameters").values)
+    assert parameters["tty"] == "/dev/ttyUSB0"
+    assert float(parameters["grip_pos_max"]) == robot.gripper.open_position_m
+    (finger,) = hande.findall("joint")
+    assert finger.get("name") == robot.gripper.finger_joint
+    commands = [c.get("name") for c in finger.findall("command_interface")]
+    assert commands == ["position"]
+
+
+@needs_check_urdf
+def test_urdfdom_parses_the_real_robot_description(real_description, tmp_path: Path) -> None:
+    urdf = tmp_path / "ur_hande.urdf"
+    urdf.write_text(real_description.nodes[0]["parameters"][0]["robot_description"])
+    result = subprocess.run([CHECK_URDF, str(urdf)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "root Link: base_link" in result.stdout
+
+
+# The two lines of the Hand-E driver's export_command_interfaces (robotiq_hande_driver,
+# hardware/src/hande_hardware_interface.cpp at the commit docs/robot.md pins) that the
+# documented patch changes: the force command exported under the position's name.
+HANDE_EXPORTS = """\
+    command_interfaces.emplace_back(hardware_interface::CommandInterface(
+        info_.joints[LEFT_FINGER_JOINT_ID].name,
+        hardware_interface::HW_IF_POSITION,
+        &cmd_position_));
+    command_interfaces.emplace_back(hardware_interface::CommandInterface(
+        info_.joints[LEFT_FINGER_JOINT_ID].name, hardware_interface::HW_IF_POSITION, &cmd_force_));
+"""
+
+
+def test_the_documented_hand_e_patch_renames_the_duplicate_interface(tmp_path: Path) -> None:
+    """Step 1's commands for the Hand-E driver, run in a src/ folder holding the lines
+    they change (continuation lines joined, as the shell joins them)."""
+    doc = (ROOT / "docs" / "robot.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", doc, flags=re.S)
+    (block,) = [b for b in blocks if "robotiq_hande_driver checkout" in b]
+    lines = block.replace("\\\n", " ").splitlines()
+    (checkout,) = [ln for ln in lines if ln.startswith("git -C robotiq_hande_driver checkout ")]
+    assert re.fullmatch(r"git -C robotiq_hande_driver checkout [0-9a-f]{40}", checkout)
+    (sed,) = [ln for ln in lines if ln.startswith("sed -i")]
+    (count,) = [ln for ln in lines if ln.startswith("grep -c")]
+    source = (
+        tmp_path / "robotiq_hande_driver" / "robotiq_hande_driver" / "hardware" / "src"
+        / "hande_hardware_interface.cpp"
+    )  # fmt: skip
+    source.parent.mkdir(parents=True)
+    source.write_text(HANDE_EXPORTS)
+    subprocess.run(["bash", "-c", sed], cwd=tmp_path, check=True)
+    patched = source.read_text()
+    assert patched.count("HW_IF_POSITION") == 1  # the position command keeps its name
+    assert '"force", &cmd_force_' in patched
+    result = subprocess.run(["bash", "-c", count.split("#")[0]], cwd=tmp_path,
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert result.stdout.strip() == "1"
+    assert block.index(checkout) < block.index("colcon build")  # patched before the build
+
+
+def test_the_docs_start_the_arm_and_hand_through_one_launch_file() -> None:
+    doc = (ROOT / "docs" / "robot.md").read_text()
+    commands = "\n".join(re.findall(r"```bash\n(.*?)```", doc, flags=re.S))
+    assert "ros2 launch cowp_ros ur_hande.launch.py robot_ip:=" in commands
+    assert "ros2 launch ur_robot_driver" not in commands
+    assert "robotiq_hande_driver" not in " ".join(
+        ln for ln in commands.splitlines() if ln.startswith("ros2 launch")
+    )

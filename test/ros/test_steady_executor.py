@@ -93,3 +93,50 @@ def test_rclpy_executor_loops_meanwhile_the_defect_the_steady_one_avoids(context
     """Kilted's rclpy: if this starts failing, the upstream fix has arrived and
     ros/executors.py can go."""
     assert waits_while_the_only_worker_is_busy(context, MultiThreadedExecutor) > 100
+
+
+def test_on_one_cpu_a_blocking_callback_still_hears_the_messages_it_waits_for(
+    context, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The executor nodes' goal callbacks block until a joint state (another callback)
+    arrives. In a one-CPU container rclpy's default gives one worker, which the blocking
+    callback holds forever; the executor nodes' thread count must not follow the CPUs."""
+    import os
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    node = Node(f"one_cpu_{time.monotonic_ns()}", context=context)
+    group = ReentrantCallbackGroup()
+    started, state, done = threading.Event(), threading.Event(), threading.Event()
+    topic = f"/one_cpu_{time.monotonic_ns()}"
+
+    def goal(msg: Int32) -> None:  # like ExecuteSkill: waits for another callback
+        started.set()
+        if state.wait(10.0):
+            done.set()
+
+    node.create_subscription(Int32, f"{topic}/goal", goal, 10, callback_group=group)
+    node.create_subscription(Int32, f"{topic}/state", lambda m: state.set(), 10,
+                             callback_group=group)  # fmt: skip
+    goals = node.create_publisher(Int32, f"{topic}/goal", 10)
+    states = node.create_publisher(Int32, f"{topic}/state", 10)
+    executor = SteadyMultiThreadedExecutor(context=context)
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not started.is_set() and time.monotonic() < deadline:
+            goals.publish(Int32(data=1))  # until discovery has matched
+            time.sleep(0.05)
+        assert started.is_set(), "the goal subscription never heard its publisher"
+        deadline = time.monotonic() + 10
+        while not done.is_set() and time.monotonic() < deadline:
+            states.publish(Int32(data=1))
+            time.sleep(0.05)
+        assert done.is_set(), "the goal callback never heard the state: deadlocked"
+    finally:
+        state.set()
+        executor.shutdown(timeout_sec=2.0)
+        thread.join(timeout=5)
+        node.destroy_node()

@@ -75,7 +75,9 @@ def test_gripper_config_matches_the_kilted_controller_and_the_hand_e(robot: Robo
 def test_arm_config_matches_the_ur_driver(robot: RobotConfig) -> None:
     a = robot.arm
     assert a.controller == kilted_facts.fact("ur.default_trajectory_controller").value
-    assert list(a.joint_names) == kilted_facts.fact("ur.joints").values
+    # The UR driver runs with tf_prefix:=ur_ (docs/robot.md), so its joints carry it.
+    assert "tf_prefix" in kilted_facts.fact("ur.launch_arguments").values
+    assert list(a.joint_names) == [f"ur_{j}" for j in kilted_facts.fact("ur.joints").values]
     topic, action = kilted_facts.fact("joint_trajectory_controller.interfaces").values
     assert a.trajectory_topic == f"/{a.controller}/{topic.removeprefix('~/')}"
     assert a.follow_joint_trajectory_action == action.replace("<controller>", f"/{a.controller}")

@@ -55,7 +55,7 @@ def test_dry_run_prints_the_calibrated_values_and_moves_nothing(
     counter = robot.base.locations["counter"]
     assert f"drive to counter at x {counter.x:.2f} m, y {counter.y:.2f} m" in out
     grasp = robot.arm.poses["grasp"]
-    assert f"move to pose 'grasp' (shoulder_pan_joint {grasp[0]:+.3f}" in out
+    assert f"move to pose 'grasp' (ur_shoulder_pan_joint {grasp[0]:+.3f}" in out
     assert "a grasp only if the fingers stop above 2.0 mm" in out
     lines = [line for line in out.splitlines() if line.strip()[:2].rstrip(".").isdigit()]
     assert len(lines) == 7  # navigate, open, pre_grasp, grasp, close, pre_grasp, home
