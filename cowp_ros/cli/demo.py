@@ -9,7 +9,6 @@ shuts everything down. Exit 0 when the run ends as the scenario expects.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import threading
 import time
@@ -76,8 +75,7 @@ def run(args: argparse.Namespace) -> int:
         return list_scenarios()
     started = time.monotonic()
     scenario = load_scenario(args.scenario)
-    spec = get_task(scenario.task)
-    present = sorted(set(scenario.objects) - set(spec.task_objects) & set(spec.load().objects))
+    get_task(scenario.task)  # an unknown task is said before anything starts
     run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
@@ -100,7 +98,6 @@ def run(args: argparse.Namespace) -> int:
                 f"commonsense.llm_model={llm.model}",
                 f"commonsense.reasoner={args.method}",
                 f"task_manager.reasoner={args.method}",
-                f"task_manager.present_objects={json.dumps(present or [''])}",
                 f"task_manager.report_dir={run_dir.resolve()}",
             ],
         )
