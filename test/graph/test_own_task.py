@@ -132,3 +132,59 @@ def test_task_files_and_at_are_checked_before_the_model_starts(
     assert "--at fly_away: the domain has no such action" in err and "hold_cup" in err
     assert main(["run", "fill_cup", "--situation", "x", "--at", "40"]) == 1
     assert "--at 40: the closed-world plan has" in capsys.readouterr().err
+
+
+def _own_skill_map(registry: Path):
+    from cowp_ros.resources import share_path
+    from cowp_ros.skills.roles import with_tasks
+    from cowp_ros.skills.skill_map import load_skill_map
+    from cowp_ros.tasks import all_tasks
+
+    main(["plan", "--tasks", str(registry), "water_plant"])  # adds the registry
+    return with_tasks(load_skill_map(share_path("config", "skills.yaml")), all_tasks().values())
+
+
+def test_skills_bind_the_destination_by_its_parameter_name(own_task: Path, capsys) -> None:
+    skills = _own_skill_map(own_task)
+    capsys.readouterr()
+    # walk_to ?from ?to: the base drives to ?to, not to where it already is
+    call = skills.resolve("walk_to", ["shelf_1", "sink_1"])
+    assert call.skill.name == "navigate" and call.roles == {"location": "sink_1"}
+    # serve_water's walk_to ?p is bound by its own name
+    assert skills.resolve("walk_to", ["faucet_1"]).roles == {"location": "faucet_1"}
+    # the task's own binding, by name, and the same for an acquired variant
+    call = skills.resolve("water_plant__can_as_jug", ["jug_1", "plant_spot_1"])
+    assert call.skill.name == "pour" and call.roles == {"location": "plant_spot_1"}
+    assert skills.object_locations["plant_spot"] == "dining_area"
+
+
+def test_a_name_binding_without_the_actions_parameters_is_an_error() -> None:
+    from cowp_ros.errors import CowpError
+    from cowp_ros.resources import share_path
+    from cowp_ros.skills.skill_map import load_skill_map
+
+    bare = load_skill_map(share_path("config", "skills.yaml"))  # no domain known
+    with pytest.raises(CowpError, match=r"binds role 'location' to \?to or \?p"):
+        bare.resolve("walk_to", ["shelf_1", "sink_1"])
+
+
+def test_doctor_lists_every_action_with_its_skill(own_task: Path, capsys) -> None:
+    assert main(["doctor", "--tasks", str(own_task), "--task", "water_plant"]) == 0
+    out = capsys.readouterr().out
+    assert "walk_to(?from - shelf ?to - shelf) -> navigate location=?to (action)" not in out
+    assert "walk_to(?from - place ?to - place) -> navigate location=?to (action)" in out
+    assert "water_plant(?c - can ?p - plant_spot) -> pour location=?p (action)" in out
+    assert "fill_can(?c - can ?s - sink) -> fill source=?s (pattern fill_)" in out
+    assert "every action of water_plant runs a skill" in out
+
+
+def test_doctor_names_an_action_no_skill_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    registry = write_own_task(tmp_path)
+    text = registry.read_text().split("  skills:")[0]  # no binding of its own for water_plant
+    registry.write_text(text)
+    assert main(["doctor", "--tasks", str(registry), "--task", "water_plant"]) == 1
+    out = capsys.readouterr().out
+    assert "water_plant(?c - can ?p - plant_spot) -> NO SKILL: no skill for PDDL action" in out
+    assert "1 action(s) run no skill: water_plant" in out
