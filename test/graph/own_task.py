@@ -37,6 +37,10 @@ DOMAIN = """
     :parameters (?c - can ?s - sink)
     :precondition (and (holding ?c) (at ?s))
     :effect (full ?c))
+  (:action put_down
+    :parameters (?x - item ?p - place)
+    :precondition (and (holding ?x) (at ?p))
+    :effect (and (hand_free) (not (holding ?x))))
   (:action water_plant
     :parameters (?c - can ?p - plant_spot)
     :precondition (and (holding ?c) (full ?c) (at ?p))
@@ -70,6 +74,8 @@ water_plant:
     walk_to: walk from {0} to {1}
     fill_can: fill {0} with water at {1}
     water_plant: water the plant at {1} with {0}
+    put_down: put {0} down on {1}
+  release_actions: [put_down]
   # Where the robot finds these objects, and which skill runs each action with which
   # parameters (by name): added to config/skills.yaml for this task only.
   object_locations: {can: shelf, jug: counter, vase: counter, plant_spot: dining_area}

@@ -171,7 +171,6 @@ def test_a_name_binding_without_the_actions_parameters_is_an_error() -> None:
 def test_doctor_lists_every_action_with_its_skill(own_task: Path, capsys) -> None:
     assert main(["doctor", "--tasks", str(own_task), "--task", "water_plant"]) == 0
     out = capsys.readouterr().out
-    assert "walk_to(?from - shelf ?to - shelf) -> navigate location=?to (action)" not in out
     assert "walk_to(?from - place ?to - place) -> navigate location=?to (action)" in out
     assert "water_plant(?c - can ?p - plant_spot) -> pour location=?p (action)" in out
     assert "fill_can(?c - can ?s - sink) -> fill source=?s (pattern fill_)" in out
