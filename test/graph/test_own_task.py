@@ -187,3 +187,21 @@ def test_doctor_names_an_action_no_skill_runs(
     out = capsys.readouterr().out
     assert "water_plant(?c - can ?p - plant_spot) -> NO SKILL: no skill for PDDL action" in out
     assert "1 action(s) run no skill: water_plant" in out
+
+
+def test_the_executor_names_at_start_up_each_action_no_skill_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cowp_ros.resources import share_path
+    from cowp_ros.skills.roles import registered_skill_map
+    from cowp_ros.skills.skill_map import load_skill_map
+
+    registry = write_own_task(tmp_path)
+    registry.write_text(registry.read_text().split("  skills:")[0])
+    monkeypatch.setenv(TASKS_ENV, str(registry))
+    skills, unbound = registered_skill_map(load_skill_map(share_path("config", "skills.yaml")))
+    assert unbound == [
+        "task water_plant: water_plant(?c - can ?p - plant_spot) -> NO SKILL: no skill for "
+        f"PDDL action 'water_plant' in {share_path('config', 'skills.yaml')}"
+    ]
+    assert skills.resolve("walk_to", ["shelf_1", "sink_1"]).roles == {"location": "sink_1"}
