@@ -26,7 +26,6 @@ import argparse
 import signal
 import threading
 import time
-from typing import Any
 
 from cowp_ros.errors import CowpError
 
@@ -100,88 +99,26 @@ def send_task(args: argparse.Namespace) -> int:
     return 0 if result.outcome is Outcome.COMPLETED else 3
 
 
-class _GraphNode:
-    """A short-lived node with its own context (the command's only ROS user)."""
-
-    def __init__(self, name: str) -> None:
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
-
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node(name, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def spin_until(self, done: Any, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while not done():
-            if time.monotonic() > deadline:
-                return False
-            self.executor.spin_once(timeout_sec=0.05)
-        return True
-
-    def close(self) -> None:
-        import rclpy
-
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-
-
 def publish_situation(args: argparse.Namespace) -> int:
-    from cowp_interfaces.msg import Situation
+    from cowp_ros.ros.clients.graph_verbs import publish_situation as publish
     from cowp_ros.ros.names import SITUATIONS_TOPIC
     from cowp_ros.safe_text import situation_text
 
     text = situation_text(args.text)
     if not 0.0 <= args.confidence <= 1.0:
         raise CowpError(f"--confidence {args.confidence}: give a number from 0 to 1")
-    graph = _GraphNode("cowp_situation_publisher")
-    try:
-        publisher = graph.node.create_publisher(Situation, SITUATIONS_TOPIC, 10)
-        if not graph.spin_until(lambda: publisher.get_subscription_count() > 0, args.wait):
-            raise CowpError(
-                f"nobody listens on {SITUATIONS_TOPIC} after {args.wait:.0f} s",
-                hint="start the graph first (cowp bringup --profile sim) with the same "
-                "ROS_DOMAIN_ID",
-            )
-        message = Situation(
-            text=text, object=args.object, source=args.source, confidence=args.confidence
-        )
-        message.header.stamp = graph.node.get_clock().now().to_msg()
-        publisher.publish(message)
-        graph.spin_until(lambda: False, 0.5)  # let the message leave before the node goes
-    finally:
-        graph.close()
+    publish(
+        text, about=args.object, source=args.source, confidence=args.confidence, wait_s=args.wait
+    )
     about = f" about {args.object}" if args.object else ""
     print(f"published on {SITUATIONS_TOPIC}: {text!r}{about} (source {args.source})")
     return 0
 
 
 def cancel_task(args: argparse.Namespace) -> int:
-    from action_msgs.msg import GoalInfo
-    from action_msgs.srv import CancelGoal
+    from cowp_ros.ros.clients.graph_verbs import cancel_running_task
 
-    from cowp_ros.ros.names import RUN_TASK_ACTION
-
-    service = f"{RUN_TASK_ACTION}/_action/cancel_goal"
-    graph = _GraphNode("cowp_task_cancel")
-    try:
-        client: Any = graph.node.create_client(CancelGoal, service)
-        if not client.wait_for_service(timeout_sec=args.wait):
-            raise CowpError(
-                f"no task manager serves {RUN_TASK_ACTION} after {args.wait:.0f} s",
-                hint="is the graph running, with the same ROS_DOMAIN_ID?",
-            )
-        # A zero goal id and a zero stamp ask the server to cancel every goal it has.
-        future = client.call_async(CancelGoal.Request(goal_info=GoalInfo()))
-        if not graph.spin_until(future.done, args.wait):
-            raise CowpError(f"the task manager did not answer the cancel within {args.wait} s")
-        response = future.result()
-    finally:
-        graph.close()
-    canceling = len(response.goals_canceling) if response is not None else 0
+    canceling = cancel_running_task(args.wait)
     if not canceling:
         print("no task was running: nothing to cancel")
         return 0
