@@ -9,6 +9,7 @@ subcommand is a new file and nothing else changes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import pkgutil
 import signal
@@ -90,13 +91,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Terminated:
         print(f"cowp {args.command}: terminated", file=sys.stderr)
-        return 143
+        return _stopped(143, argv)
     except KeyboardInterrupt:
         print(f"cowp {args.command}: interrupted", file=sys.stderr)
-        return 130
+        return _stopped(130, argv)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(code: int, argv: Sequence[str] | None) -> int:
+    """End the process now after Ctrl-C or SIGTERM (the command line's own run).
+
+    The command has already cleaned up (its context managers stopped servers and child
+    processes, removed temporary folders, wrote the report). What is left is the
+    interpreter tearing down every library the subcommands imported: seconds of native
+    destructors on a busy machine, while the user waits for the prompt. The Python exit
+    handlers still run; the native teardown is skipped. A caller that passed `argv`
+    (tests, scripts) gets the code back instead.
+    """
+    if argv is not None:
+        return code
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from pathlib import Path
 from cowp_ros.bringup.doctor import check_profile
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
+from cowp_ros.cli._tasks import add_tasks_argument, apply_tasks
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,10 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NODE.PARAM=VALUE",
         help="override a node parameter (YAML value), e.g. sim_world.scenario=NAME",
     )
+    add_tasks_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_tasks(args)  # the nodes inherit COWP_TASKS: they know your tasks too
     profile = load_profile(args.profile, args.spec)
     profile = with_parameter_overrides(profile, args.set)
     check_profile(profile)  # refuse before starting anything, naming what is missing

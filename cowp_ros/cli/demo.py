@@ -9,7 +9,6 @@ shuts everything down. Exit 0 when the run ends as the scenario expects.
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import threading
 import time
@@ -27,6 +26,7 @@ RECORDED_TOPICS = {
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from cowp_ros.cli._tasks import add_tasks_argument
     from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments
     from cowp_ros.cli.run import DEFAULT_METHOD, METHODS
 
@@ -59,6 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--timeout", type=float, default=900.0, help="seconds the task may take in all"
     )
+    add_tasks_argument(parser)
     add_llm_arguments(parser)
     add_model_arguments(parser)
     parser.set_defaults(func=run)
@@ -67,17 +68,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
     from cowp_ros.bringup.supervisor import Supervisor
+    from cowp_ros.cli._tasks import apply_tasks
     from cowp_ros.cli.llm import settings_from_args
     from cowp_ros.llm.endpoint import llm_endpoint
     from cowp_ros.sim.scenario import load_scenario
     from cowp_ros.tasks import get_task
 
+    apply_tasks(args)  # the nodes inherit COWP_TASKS
     if args.list:
         return list_scenarios()
     started = time.monotonic()
     scenario = load_scenario(args.scenario)
-    spec = get_task(scenario.task)
-    present = sorted(set(scenario.objects) - set(spec.task_objects) & set(spec.load().objects))
+    get_task(scenario.task)  # an unknown task is said before anything starts
     run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
@@ -95,12 +97,11 @@ def run(args: argparse.Namespace) -> int:
         profile = with_parameter_overrides(
             load_profile("sim"),
             [
-                f"sim_world.scenario={scenario.name}",
+                f"sim_world.scenario={_scenario_ref(args.scenario)}",
                 f"commonsense.llm_url={llm.base_url}",
                 f"commonsense.llm_model={llm.model}",
                 f"commonsense.reasoner={args.method}",
                 f"task_manager.reasoner={args.method}",
-                f"task_manager.present_objects={json.dumps(present or [''])}",
                 f"task_manager.report_dir={run_dir.resolve()}",
             ],
         )
@@ -114,6 +115,14 @@ def run(args: argparse.Namespace) -> int:
             )
         finally:
             supervisor.stop()
+
+
+def _scenario_ref(name_or_path: str) -> str:
+    """What sim_world's scenario parameter gets: a shipped scenario's name, or the
+    absolute path of a scenario file of one's own (the nodes run in other folders)."""
+    if Path(name_or_path).suffix in {".yaml", ".yml"}:
+        return str(Path(name_or_path).expanduser().resolve())
+    return name_or_path
 
 
 def list_scenarios() -> int:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from cowp_ros.cli._arguments import positive_seconds
+from cowp_ros.cli._tasks import add_adhoc_arguments, add_tasks_argument, task_from_args
 from cowp_ros.planning import PLANNER_NAMES, make_planner
-from cowp_ros.tasks import describe_tasks, get_task
+from cowp_ros.tasks import describe_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
@@ -42,13 +43,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Make the closed-world plan for a task and print it.",
         epilog=describe_tasks(),
     )
-    parser.add_argument("task", help="task name, alias or dataset id (e.g. fill_cup, 4)")
+    parser.add_argument("task", nargs="?", help="task name, alias or dataset id (e.g. fill_cup, 4)")
+    add_tasks_argument(parser)
+    add_adhoc_arguments(parser)
     add_problem_arguments(parser)
     parser.set_defaults(func=run_plan)
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    spec = get_task(args.task)
+    spec, _ = task_from_args(args)
     task = spec.build_problem(args.objects, seed=args.seed)
     planner = make_planner(args.planner)
     result = planner.solve(task, args.timeout)

@@ -4,7 +4,12 @@ Every step is executed as succeeding; each situation is raised before the step `
 names (a 1-based step number or an action name; default: before the first step). The
 narrative says what the robot planned, saw, asked, learned and did. The whole run is
 written as JSON whatever its outcome (also when the model server fails, or on Ctrl-C):
-to `--report FILE`, else to build/reports/TASK-TIME.json (or $COWP_REPORTS_DIR).
+to `--report FILE`, else to build/reports/TASK-YYYYMMDD-HHMMSS-PID.json (or
+$COWP_REPORTS_DIR).
+
+Your own task: `--tasks FILE` adds a tasks.yaml of yours to the shipped tasks
+(`cowp run --tasks ~/my/tasks.yaml water_plant`), or `--domain D --problem P` runs a
+domain and a problem with no registry entry at all.
 
 Situation handling (--method): `grounded` (default), the project's own: one grounded
 decision per situation, a frugal acquirer, tidy plans (docs/grounded.md); `cowp`, the
@@ -33,6 +38,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.cli._tasks import (
+    add_adhoc_arguments,
+    add_tasks_argument,
+    check_schedule,
+    task_from_args,
+)
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cli.plan import add_problem_arguments
 from cowp_ros.cowp.grounded import grounded_loop
@@ -45,7 +56,7 @@ from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.methods.dkprompt.questions import VisualQuestioner
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.safe_text import clean, situation_text
-from cowp_ros.tasks import TaskSpec, describe_tasks, get_task
+from cowp_ros.tasks import TaskSpec, describe_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
 REPORTS_DIR_ENV = "COWP_REPORTS_DIR"
@@ -62,7 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=describe_tasks(),
     )
-    parser.add_argument("task", help="task name, alias or dataset id (e.g. fill_cup, 4)")
+    parser.add_argument("task", nargs="?", help="task name, alias or dataset id (e.g. fill_cup, 4)")
+    add_tasks_argument(parser)
+    add_adhoc_arguments(parser)
     parser.add_argument(
         "--situation",
         action="append",
@@ -94,7 +107,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--report",
         default=None,
         metavar="FILE",
-        help=f"the JSON report (default: ${REPORTS_DIR_ENV} or build/reports/TASK-TIME.json)",
+        help=f"the JSON report (default: TASK-YYYYMMDD-HHMMSS-PID.json in ${REPORTS_DIR_ENV} "
+        "or build/reports)",
     )
     related = parser.add_argument_group("related methods")
     related.add_argument(
@@ -238,7 +252,7 @@ class RunRecord:
     def to_dict(self) -> dict[str, Any]:
         if self.report is None:
             data: dict[str, Any] = {
-                "task": self.args.task,
+                "task": self.args.task or "",
                 "description": "",
                 "planner": self.args.planner,
                 "model": "",
@@ -265,7 +279,7 @@ class RunRecord:
         if self.args.report:
             return Path(self.args.report)
         folder = Path(os.environ.get(REPORTS_DIR_ENV) or DEFAULT_REPORTS_DIR)
-        name = self.report.task if self.report is not None else str(self.args.task)
+        name = self.report.task if self.report is not None else str(self.args.task or "run")
         safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:40] or "run"
         stamp = time.strftime("%Y%m%d-%H%M%S")
         return folder / f"{safe}-{stamp}-{os.getpid()}.json"
@@ -396,6 +410,18 @@ def run_task(args: argparse.Namespace) -> int:
     return code
 
 
+def _plan_length(args: argparse.Namespace, spec: TaskSpec) -> int | None:
+    """The closed-world plan's length, when a numbered --at needs checking against it."""
+    if not any(a.strip().isdigit() for a in args.at) or args.dkprompt:
+        return None
+    if args.planner.lower().replace("-", "_") == "llm_guided":
+        return None
+    result = make_planner(args.planner).solve(
+        spec.build_problem(args.objects, seed=args.seed), args.timeout
+    )
+    return len(result.steps) if result.found else None
+
+
 def _report_where(record: RunRecord, stream: Any) -> None:
     """Write the report and say where; a report that cannot be written is said too."""
     try:
@@ -407,7 +433,8 @@ def _report_where(record: RunRecord, stream: Any) -> None:
 
 
 def _run(args: argparse.Namespace, record: RunRecord) -> int:
-    spec = get_task(args.task)
+    spec, task = task_from_args(args)  # the task's files are read before a model starts
+    check_schedule(schedule_from(args.situation, args.at), task, _plan_length(args, spec))
     if args.dkprompt and not uses_text_model(args):
         return run_dkprompt(args, spec, None, record)
     with open_model(args) as model:

@@ -22,9 +22,11 @@ from cowp_ros.resources import share_path
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
 from cowp_ros.skills.config import RobotConfig, load_robot_config
 from cowp_ros.skills.dry_run import DryRunLog, dry_run_backends
+from cowp_ros.skills.roles import with_tasks
 from cowp_ros.skills.runner import SkillRunner
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
 from cowp_ros.skills.world import World
+from cowp_ros.tasks import all_tasks
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,7 +77,9 @@ def load(args: argparse.Namespace) -> tuple[RobotConfig, SkillMap, Path, Path]:
     robot_path = args.robot_config or share_path("config", "robot.yaml")
     skills_path = args.skills_config or share_path("config", "skills.yaml")
     robot = load_robot_config(Path(robot_path))
-    skills = load_skill_map(Path(skills_path), arm_poses=set(robot.arm.poses))
+    skills = with_tasks(
+        load_skill_map(Path(skills_path), arm_poses=set(robot.arm.poses)), all_tasks().values()
+    )  # the registered tasks' parameter names, as the executor knows them
     return robot, skills, Path(robot_path), Path(skills_path)
 
 

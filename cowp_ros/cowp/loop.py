@@ -27,6 +27,7 @@ questions, not after the whole repair.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
 from cowp_ros.cowp.acquirer import (
@@ -85,21 +86,43 @@ _REACTION_TEXT = {
 
 
 def monitor_event_text(verdict: MonitorVerdict) -> str:
-    """ "asked: Q -> answer", with the decision when a calibrated score made it.
+    """ "asked: Q -> answer", with the decision in words when a calibrated score made it.
 
     A calibrated monitor can judge a step unsuitable although the model's word was
-    "Yes" (its score passed the threshold), so the line says which decided.
+    "Yes" (its score passed the threshold), so the line says what was judged, with the
+    model's own probability for that judgement ("judged that the cup can no longer be
+    used (confidence 0.87)"); the score, threshold and variant that decided are in the
+    report beside the answer (`MonitorVerdict.to_dict`).
     """
     marks = " (unclear answer)" if verdict.unclear else ""
     text = f"asked: {verdict.question} -> {verdict.answer.text.strip() or '?'}{marks}"
-    if verdict.score is not None and verdict.threshold is not None:
-        judged = "unsuitable" if not verdict.suitable else "suitable"
-        relation = ">=" if not verdict.suitable else "<"
-        text += (
-            f"; {judged}: blocked score {verdict.score:.2f} {relation} "
-            f"{verdict.threshold:.2f} ({verdict.variant})"
+    if verdict.score is None or verdict.threshold is None:
+        return text
+    p_yes = verdict.answer.p_yes
+    confidence = (
+        f" (confidence {p_yes if verdict.suitable else 1.0 - p_yes:.2f})"
+        if p_yes is not None
+        else ""
+    )
+    return f"{text}; judged that {_judgement(verdict)}{confidence}"
+
+
+_USED_OBJECT = re.compile(r"^Can the robot still use (.+?) for ")
+
+
+def _judgement(verdict: MonitorVerdict) -> str:
+    """What a calibrated verdict means, in words."""
+    if verdict.variant == "world question":
+        return "the task can go on" if verdict.suitable else "the task cannot go on"
+    used = _USED_OBJECT.match(verdict.question)
+    if used is not None:
+        thing = used.group(1)
+        return (
+            f"{thing} can still be used" if verdict.suitable else f"{thing} can no longer be used"
         )
-    return text
+    if verdict.suitable:
+        return f"the robot can still do {verdict.step}"
+    return f"the robot should not do {verdict.step}"
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,13 @@ from cowp_ros.pddl.identifiers import (
 
 ARTICLES = frozenset({"the", "a", "an", "some", "this", "that"})
 MAX_PREDICATE_WORDS = 6
+DANGLING_WORDS = frozenset(
+    {"and", "or", "but", "nor", "of", "in", "into", "on", "onto", "at", "by", "for", "from",
+     "to", "with", "without", "its", "their", "his", "her", "our", "my", "your", "is", "are",
+     "was", "were", "be", "been", "has", "have", "had", "not", "no", "than", "as", "so"}
+)  # fmt: skip
+"""Words a predicate name never ends on once cut to its length: a phrase cut after "and"
+or "its" reads as half a thought (`has_crack_in_its_bottom_and`)."""
 PREDICATE_NAME_LIMIT = 40
 
 PREDICATE_SYSTEM = (
@@ -74,10 +81,14 @@ def words_of(text: str) -> list[str]:
 
 def slug(words: Sequence[str]) -> str:
     """Words -> a predicate name within the identifier grammar (possibly empty)."""
-    kept = [w for w in words if w not in ARTICLES][:MAX_PREDICATE_WORDS]
+    every = [w for w in words if w not in ARTICLES]
+    kept = every[:MAX_PREDICATE_WORDS]
+    while len("_".join(kept)) > PREDICATE_NAME_LIMIT and len(kept) > 1:
+        kept.pop()
+    if len(kept) < len(every):  # cut: end on a word that closes a phrase
+        while len(kept) > 1 and kept[-1] in DANGLING_WORDS:
+            kept.pop()
     name = "_".join(kept)
-    while len(name) > PREDICATE_NAME_LIMIT and "_" in name:
-        name = name.rsplit("_", 1)[0]
     name = name[:PREDICATE_NAME_LIMIT]
     if name and not name[0].isalpha():
         name = f"n_{name}"

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from cowp_ros.errors import CowpError
+from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.model_store import ResolvedModel, resolve_model, verify_resolved
 
 READY_MARK = "COWP_LLM_READY "
@@ -156,6 +156,9 @@ def _rss_bytes(pid: int) -> int | None:
         return None
     return None
 
+
+STOP_GRACE_S = 0.05
+"""How long an interrupted owner waits for the server before killing it."""
 
 PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
@@ -317,13 +320,13 @@ class LocalServer:
             time.sleep(0.1)
         raise self._fail(f"did not answer /health within {self.start_timeout_s:.0f} s")
 
-    def stop(self) -> None:
-        """Terminate the child; idempotent."""
+    def stop(self, grace_s: float = 15.0) -> None:
+        """Terminate the child (killed if it is not gone within `grace_s`); idempotent."""
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             process.terminate()
             try:
-                process.wait(timeout=15)
+                process.wait(timeout=grace_s)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
@@ -343,7 +346,11 @@ class LocalServer:
         exc: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.stop()
+        # After Ctrl-C or SIGTERM the user is waiting: the server would first finish
+        # the answer it is generating (seconds on a busy CPU), and nothing is lost by
+        # not waiting for it, so it gets STOP_GRACE_S and is then killed.
+        interrupted = exc_type is not None and issubclass(exc_type, (KeyboardInterrupt, Terminated))
+        self.stop(STOP_GRACE_S if interrupted else 15.0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,6 +42,9 @@ class ScenarioEvent:
     about: str
     argument: str | None = None
     once: bool = True
+    blocks: bool | None = None
+    """What the situation should do to the task (`blocks:` in the file): documentation
+    for people and the scenario tests; the simulation only reports it."""
 
     def matches(self, action: str, arguments: list[str]) -> bool:
         if action != self.action:
@@ -57,6 +60,10 @@ class Scenario:
     objects: dict[str, SimObject]
     events: tuple[ScenarioEvent, ...]
     camera_images: tuple[str, ...]
+    expect: str = "completed"
+    """The outcome the scenario expects (`expect:`): completed, or no_solution."""
+    stand_in: str | None = None
+    """The object that should take a blocked one's role (`stand_in:`), if any."""
 
     def object(self, name: str) -> SimObject | None:
         return self.objects.get(name)
@@ -120,6 +127,7 @@ def load_scenario(name_or_path: str) -> Scenario:
                 situation=str(entry["situation"]),
                 about=str(entry.get("object", "")),
                 once=bool(entry.get("once", True)),
+                blocks=None if entry.get("blocks") is None else bool(entry["blocks"]),
             )
             for entry in data.get("events") or []
         )
@@ -130,6 +138,8 @@ def load_scenario(name_or_path: str) -> Scenario:
             objects=objects,
             events=events,
             camera_images=tuple(str(i) for i in (data.get("camera") or {}).get("images", [])),
+            expect=str(data.get("expect", "completed")),
+            stand_in=str(data["stand_in"]) if data.get("stand_in") else None,
         )
     except (KeyError, TypeError, ValueError) as err:
         raise CowpError(f"scenario {path} is malformed: missing or bad entry {err}") from err

@@ -42,12 +42,42 @@ class Skill:
         return frozenset(p.value for p in self.steps if p.kind in ROLE_PRIMITIVES)
 
 
+Source = int | str | list[int | str]
+"""Where a role's value comes from: an argument index (0 first, -1 last), `?name` (the
+action's parameter of that name), a literal name, or a list of these tried in order."""
+
+
 @dataclass(frozen=True)
 class Binding:
-    """role -> argument index (int) or literal name (str)."""
+    """role -> where its value comes from (see `Source`)."""
 
     skill: str
-    bind: dict[str, int | str]
+    bind: dict[str, Source]
+
+
+def _bound(source: Source, args: tuple[str, ...], parameters: tuple[str, ...] | None) -> str | None:
+    """The value `source` gives for a step, or None when it does not apply to this step."""
+    if isinstance(source, list):
+        for alternative in source:
+            value = _bound(alternative, args, parameters)
+            if value is not None:
+                return value
+        return None
+    if isinstance(source, int):
+        return args[source] if -len(args) <= source < len(args) else None
+    if source.startswith("?"):
+        if parameters is None or source.lower() not in parameters:
+            return None
+        return args[parameters.index(source.lower())]
+    return source
+
+
+def describe_source(source: Source) -> str:
+    if isinstance(source, list):
+        return " or ".join(describe_source(s) for s in source)
+    if isinstance(source, int):
+        return f"argument {source}"
+    return source if source.startswith("?") else f"'{source}'"
 
 
 @dataclass(frozen=True)
@@ -76,6 +106,19 @@ class SkillMap:
     location_aliases: dict[str, str] = field(default_factory=dict)
     object_locations: dict[str, str] = field(default_factory=dict)
     detection_classes: dict[str, str] = field(default_factory=dict)
+    signatures: dict[str, dict[int, tuple[str, ...]]] = field(default_factory=dict)
+    """Action name -> number of arguments -> its parameter names (`?from`, `?to`), from
+    the domains of the registered tasks (`cowp_ros.skills.roles`): what `?name` binds."""
+
+    def parameters(self, action: str, arity: int) -> tuple[str, ...] | None:
+        """The parameter names of a step's action (an acquired variant has its base
+        action's), or None when no registered domain says."""
+        name = action.strip().lower()
+        for candidate in (name, name.split("__", 1)[0]):
+            found = self.signatures.get(candidate, {}).get(arity)
+            if found is not None:
+                return found
+        return None
 
     def binding_for(self, action: str) -> tuple[Binding, str]:
         """The binding for an action name and how it was found; CowpError if none."""
@@ -105,18 +148,22 @@ class SkillMap:
         binding, matched_by = self.binding_for(action)
         skill = self.skills[binding.skill]
         args = tuple(arguments)
+        parameters = self.parameters(action, len(args))
         roles: dict[str, str] = {}
         for role, source in binding.bind.items():
-            if isinstance(source, str):
-                roles[role] = source
-                continue
-            if not -len(args) <= source < len(args):
+            value = _bound(source, args, parameters)
+            if value is None:
+                said = (
+                    f"its parameters are {' '.join(parameters)}"
+                    if parameters is not None
+                    else "no registered domain gives its parameters"
+                )
                 raise CowpError(
                     f"{action}({', '.join(args)}): skill '{skill.name}' binds role '{role}' "
-                    f"to argument {source}, but the step has {len(args)} argument(s) "
-                    f"({matched_by} in {self.path})"
+                    f"to {describe_source(source)}, but the step has {len(args)} argument(s) "
+                    f"and {said} ({matched_by} in {self.path})"
                 )
-            roles[role] = args[source]
+            roles[role] = value
         return SkillCall(action, args, skill, roles, matched_by)
 
     def call_skill(self, name: str, assignments: list[str] | tuple[str, ...]) -> SkillCall:
@@ -155,17 +202,35 @@ def _binding(path: Path, where: str, entry: Any, skills: dict[str, Skill]) -> Bi
     if skill not in skills:
         raise CowpError(f"{path}: {where} names unknown skill '{skill}' (see skills:)")
     bind = entry.get("bind") or {}
-    if not isinstance(bind, dict) or not all(
-        isinstance(v, (int, str)) and not isinstance(v, bool) for v in bind.values()
-    ):
-        raise CowpError(f"{path}: {where}.bind must map roles to argument indices or names")
+    if not isinstance(bind, dict) or not all(_is_source(v) for v in bind.values()):
+        raise CowpError(
+            f"{path}: {where}.bind must map roles to argument indices, ?parameter names, "
+            "literal names, or lists of these"
+        )
     missing = skills[skill].roles - set(bind)
     if missing:
         raise CowpError(
             f"{path}: {where} leaves role(s) {', '.join(sorted(missing))} of skill "
             f"'{skill}' unbound"
         )
-    return Binding(skill=str(skill), bind={str(k): v for k, v in bind.items()})
+    return Binding(
+        skill=str(skill),
+        bind={
+            str(k): [_lower(x) for x in v] if isinstance(v, list) else _lower(v)
+            for k, v in bind.items()
+        },
+    )
+
+
+def _lower(value: int | str) -> int | str:
+    """`?To` and `?to` are one parameter (PDDL names are case-insensitive)."""
+    return value.lower() if isinstance(value, str) and value.startswith("?") else value
+
+
+def _is_source(value: Any) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(_is_source(v) and not isinstance(v, list) for v in value)
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
 def _skill(path: Path, name: str, entry: Any, poses: set[str] | None) -> Skill:

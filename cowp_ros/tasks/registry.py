@@ -3,7 +3,8 @@
 The registry is data (`pddl/tasks.yaml`) so that adding a task is adding files. The
 `pddl/` folder is found in the source tree when running from a checkout, else in the
 installed share folder (`share/cowp_ros/pddl`, via ament_index when ROS is there), or
-wherever `COWP_PDDL_DIR` points.
+wherever `COWP_PDDL_DIR` points. Registries of one's own, anywhere, are added to it with
+`--tasks FILE` or `COWP_TASKS` (`cowp_ros.tasks.sources`).
 """
 
 from __future__ import annotations
@@ -199,9 +200,13 @@ def _spec(directory: Path, path: Path, name: Any, entry: Any) -> TaskSpec:
     )
 
 
-@cache
 def _registry(directory: Path) -> dict[str, TaskSpec]:
-    path = directory / REGISTRY_FILE
+    return _registry_file(directory / REGISTRY_FILE)
+
+
+@cache
+def _registry_file(path: Path) -> dict[str, TaskSpec]:
+    directory = path.parent
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
@@ -247,8 +252,18 @@ def split_tasks(directory: Path | None = None) -> dict[str, list[str]]:
 
 
 def all_tasks(directory: Path | None = None) -> dict[str, TaskSpec]:
-    """Every registered task by name, in registry order."""
-    return dict(_registry(directory or pddl_dir()))
+    """Every registered task by name, in registry order: the shipped ones, then those of
+    the registries `COWP_TASKS` adds (only `directory`'s when one is given)."""
+    if directory is not None:
+        return dict(_registry(directory))
+    from cowp_ros.tasks.sources import added_registry_files, merge_registries
+
+    shipped = _registry(pddl_dir())
+    return merge_registries(
+        pddl_dir() / REGISTRY_FILE,
+        shipped,
+        [(p, _registry_file(p)) for p in added_registry_files()],
+    )
 
 
 def task_names(directory: Path | None = None) -> list[str]:

@@ -167,3 +167,28 @@ def test_a_flood_of_situations_costs_a_bounded_number_of_questions(
     assert 6 <= attempts <= 2 * 6  # each step once, and at most one retry (max_step_retries)
     assert server.asked <= 20 * attempts
     assert requests <= given * attempts
+
+
+def test_cowp_task_cancel_from_another_terminal(start_graph, slow_model, tmp_path: Path) -> None:
+    """`cowp task cancel` (the venv's stand-in for ros2cli) cancels the goal another
+    client sent: the task manager ends it as canceled, while the model thinks."""
+    import subprocess
+    import sys
+
+    start_graph(profile(tmp_path, slow_model.url, events=True))
+    client = TaskClient()
+    try:
+        client.wait_until_ready(60)
+        client.run_task("serve_water")
+        wait_for(client, slow_model.answering.is_set, 120, "a question to the model")
+        script = Path(sys.executable).with_name("cowp")
+        done = subprocess.run(
+            [str(script), "task", "cancel"], capture_output=True, text=True, timeout=120,
+            check=False,
+        )  # fmt: skip
+        result = client.get_result(timeout_s=30)
+    finally:
+        client.close()
+    assert done.returncode == 0, done.stderr
+    assert "canceling 1 task(s)" in done.stdout
+    assert result.outcome is Outcome.CANCELED, result.explanation

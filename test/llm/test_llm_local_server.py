@@ -7,6 +7,7 @@ content. Timeouts are generous: CI runs on two busy cores.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
 from collections.abc import Iterator
@@ -118,3 +119,29 @@ def test_endpoint_starts_and_stops_the_embedded_model(
         model = OpenAICompatibleModel(settings)
         assert model.ask_yes_no("Is water wet?").answer in (True, False, None)
     assert seen and seen[0].url is None  # stopped on exit
+
+
+def test_ctrl_c_while_the_server_answers_does_not_wait_for_the_answer(
+    small_model: ResolvedModel,
+) -> None:
+    """An interrupted owner kills the server after a moment instead of letting it
+    finish the answer it is generating (11 s on a busy machine for `cowp run`)."""
+    import threading
+
+    with pytest.raises(KeyboardInterrupt), LocalServer(small_model, threads=1) as running:
+        settings = LLMSettings(cache_path=None, timeout_s=120).with_endpoint(
+            running.base_url, running.model.name
+        )
+        model = OpenAICompatibleModel(settings, max_retries=0)
+
+        def long_answer() -> None:
+            with contextlib.suppress(Exception):
+                model.complete("Write a very long story about a robot.", max_tokens=2000)
+
+        threading.Thread(target=long_answer, daemon=True).start()
+        time.sleep(1.5)  # the server is generating
+        interrupted = time.monotonic()
+        raise KeyboardInterrupt
+    seconds = time.monotonic() - interrupted
+    print(f"server stopped {seconds:.2f} s after the interrupt")
+    assert seconds < 1.0

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from cowp_ros.skills.config import RobotConfig, load_robot_config
+from cowp_ros.skills.roles import with_tasks
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
+from cowp_ros.tasks import all_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 ROBOT_YAML = ROOT / "config" / "robot.yaml"
@@ -30,7 +32,10 @@ def fast_robot(robot: RobotConfig) -> RobotConfig:
 
 @pytest.fixture(scope="session")
 def skill_map(robot: RobotConfig) -> SkillMap:
-    return load_skill_map(SKILLS_YAML, arm_poses=set(robot.arm.poses))
+    # as the executor builds it: with the registered tasks' parameter names
+    return with_tasks(
+        load_skill_map(SKILLS_YAML, arm_poses=set(robot.arm.poses)), all_tasks().values()
+    )
 
 
 @pytest.fixture(scope="module")

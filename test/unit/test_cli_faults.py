@@ -231,3 +231,50 @@ def test_ctrl_c_while_the_commands_load_is_not_a_traceback(
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert main(["plan", "fill_cup"]) == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+def test_ctrl_c_while_the_model_answers_ends_within_a_second(tmp_path: Path) -> None:
+    """Ctrl-C while the model thinks: the command ends (report written, exit 130) within
+    a second. It took 11 s: the embedded server was left to finish its answer, then the
+    interpreter tore down every library the subcommands had imported."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from cowp_ros.chaos.server import Reply
+
+    asked = threading.Event()
+
+    def slow(request: Any) -> Reply:
+        asked.set()
+        return Reply(body=completion("Yes", [("Yes", -0.1)]), delay_s=60.0)
+
+    script = Path(sys.executable).with_name("cowp")
+    report = tmp_path / "report.json"
+    with ScriptedLLMServer(slow) as server:
+        process = subprocess.Popen(
+            [str(script), "run", "fill_cup", "--situation", "the cup is dirty",
+             "--llm-url", server.url, "--llm-model", "scripted", "--no-cache",
+             "--report", str(report)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,  # a process group, as a terminal makes
+        )  # fmt: skip
+        try:
+            assert asked.wait(120), "the model was never asked"
+            time.sleep(0.5)
+            sent = time.monotonic()
+            os.killpg(process.pid, signal.SIGINT)
+            process.wait(timeout=30)
+            seconds = time.monotonic() - sent
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    err = process.stderr.read() if process.stderr else ""
+    print(f"Ctrl-C while the model answers: exit after {seconds:.2f} s")
+    assert process.returncode == 130, err
+    assert "cowp run: interrupted" in err and "Traceback" not in err
+    assert strict(report)["outcome"] == "interrupted"
+    assert seconds < 1.0

@@ -154,3 +154,25 @@ def test_cowp_run_grounded_decides_once_and_tries_the_closest_kind_first(
     asked = model.questions("yes_no")
     assert sum("if the cup is dirty" in q for q in asked) == 1
     assert len(asked) <= 8
+
+
+def test_the_narrative_says_the_judgement_in_words_and_the_report_keeps_the_score(
+    monkeypatch, capsys, tmp_path: Path
+) -> None:
+    model = ScriptedModel(yes_no=[(r"use the cup .* if the cup is cracked", 0.13)])
+
+    @contextlib.contextmanager
+    def fake_open_model(args) -> Iterator[ScriptedModel]:
+        yield model
+
+    monkeypatch.setattr(run_cli, "open_model", fake_open_model)
+    report = tmp_path / "report.json"
+    main(["run", "fill_cup", "--situation", "the cup is cracked", "--at", "hold_cup",
+          "--report", str(report)])  # fmt: skip
+    out = capsys.readouterr().out
+    assert "judged that the cup can no longer be used (confidence 0.87)" in out
+    assert "blocked score" not in out
+    asked = [e for e in json.loads(report.read_text())["events"] if e["kind"] == "monitor"]
+    assert asked[0]["p_yes"] == pytest.approx(0.13)
+    assert asked[0]["score"] == pytest.approx(1.90, abs=0.01)  # log-odds of "no"
+    assert "threshold" in asked[0] and asked[0]["variant"] == "question"

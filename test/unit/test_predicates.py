@@ -127,3 +127,18 @@ def test_identifier_grammar_refuses(name: str) -> None:
 def test_identifier_grammar_accepts_plain_names() -> None:
     for name in ("cup_1", "is_dirty", "fill_cup__cup_as_bowl", "x"):
         assert check_identifier(name, "object") == name
+
+
+@pytest.mark.parametrize(
+    ("situation", "name"),
+    [
+        ("the can has a crack in its bottom and leaks water", "has_crack_in_its_bottom"),
+        ("the cup is occupied: a fork and a knife and a spoon in it", "is_occupied_fork_and_knife"),
+        ("the sink is full of pots", "is_full_of_pots"),  # not cut: kept whole
+    ],
+)
+def test_a_cut_predicate_name_ends_on_a_whole_phrase(situation: str, name: str) -> None:
+    from cowp_ros.cowp.predicates import slug, words_of
+
+    words = words_of(situation)[2:]  # less "the <object>"
+    assert slug(words) == name

@@ -38,6 +38,7 @@ from cowp_ros.ros.skill_backends.factory import build_backends
 from cowp_ros.skills.backends import PROFILES, choices, resolve_choice
 from cowp_ros.skills.config import load_robot_config
 from cowp_ros.skills.interfaces import Status
+from cowp_ros.skills.roles import registered_skill_map
 from cowp_ros.skills.runner import SkillRunner
 from cowp_ros.skills.skill_map import load_skill_map
 from cowp_ros.skills.world import World
@@ -114,7 +115,11 @@ class SkillExecutor(Node):
         robot_path = Path(value["robot_config"] or share_path("config", "robot.yaml"))
         skills_path = Path(value["skills_config"] or share_path("config", "skills.yaml"))
         self.robot = load_robot_config(robot_path)
-        skill_map = load_skill_map(skills_path, arm_poses=set(self.robot.arm.poses))
+        skill_map, unbound = registered_skill_map(
+            load_skill_map(skills_path, arm_poses=set(self.robot.arm.poses))
+        )
+        for line in unbound:  # said now, not when the robot reaches the step
+            self.get_logger().warning(f"no skill runs {line} (cowp doctor --task lists them)")
         self.choice = resolve_choice(
             value["profile"],
             value["base_backend"],

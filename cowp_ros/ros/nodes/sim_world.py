@@ -17,6 +17,7 @@ from pathlib import Path
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
 from std_msgs.msg import Float64MultiArray
@@ -25,6 +26,7 @@ from trajectory_msgs.msg import JointTrajectory
 from cowp_interfaces.msg import PlanStep, Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.resources import share_path
+from cowp_ros.ros.clients.world_client import WORLD_OBJECTS_PARAMETER
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
@@ -67,6 +69,16 @@ class SimWorld(Node):
         )
         sim_hints = self.robot.sim
         self.trigger = EventTrigger(self.scenario.events)
+        # What the world has, for whoever plans in it (the task manager reads it through
+        # get_parameters; a person with `ros2 param get /sim_world world_objects`).
+        self.declare_parameter(
+            WORLD_OBJECTS_PARAMETER,
+            sorted(self.scenario.objects),
+            ParameterDescriptor(
+                description="the objects of the scenario's world (set by the node)",
+                read_only=True,
+            ),
+        )
         self.events_enabled = params["scenario_events"]
         self.perceive_delay_s = params["perceive_delay_s"]
         self.pending_situations: list[tuple[float, Situation]] = []

@@ -54,12 +54,12 @@ from cowp_ros.cowp.ports import Acquirer, StepOutcome
 from cowp_ros.cowp.report import Event, strict_json
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl import edits
 from cowp_ros.planning import PlanStep
 from cowp_ros.planning.tidy import TidyPlanner
 from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.clients.planner_client import PlannerClient
+from cowp_ros.ros.clients.world_client import present_task
 from cowp_ros.ros.conversions import situation_from_msg, step_to_msg, steps_to_msgs
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
@@ -68,6 +68,7 @@ from cowp_ros.ros.parameters import Param, at_least, declare_parameters, one_of,
 from cowp_ros.ros.waiting import run_action
 from cowp_ros.tasks import TaskSpec, get_task
 from cowp_ros.tasks.phrases import ActionPhrases
+from cowp_ros.tasks.presence import Presence
 
 PARAMETERS = (
     Param(
@@ -75,6 +76,13 @@ PARAMETERS = (
         [""],
         "objects present besides the task's own ([''] = the whole problem's pool); the "
         "acquirer only considers these",
+    ),
+    Param(
+        "world_node",
+        "",
+        "the node whose world_objects parameter lists the objects the world has (sim_world "
+        "in the sim profile); the task is planned with those only, and a step on any other "
+        "is refused ('' = none: the present_objects)",
     ),
     Param(
         "reasoner",
@@ -204,9 +212,10 @@ class GraphRobot:
     """The robot as the graph offers it: the executor node's `ExecuteSkill` action, and
     the situations waiting in the task manager's inbox (a `Robot` port)."""
 
-    def __init__(self, node: TaskManager, clock: PhaseClock) -> None:
+    def __init__(self, node: TaskManager, clock: PhaseClock, presence: Presence) -> None:
         self.node = node
         self.clock = clock
+        self.presence = presence
 
     def perceive(self, next_step: PlanStep) -> list[Situation]:
         arrivals = self.node.inbox.take()
@@ -215,6 +224,9 @@ class GraphRobot:
         return [a.situation for a in arrivals]
 
     def execute(self, step: PlanStep, description: str, cancel: CancelToken) -> StepOutcome:
+        refusal = self.presence.refusal(step)  # never send the robot for what is not there
+        if refusal is not None:
+            return StepOutcome(False, reason=refusal)
         client = self.node.skill_client
         if not client.wait_for_server(timeout_sec=EXECUTOR_WAIT_S):
             raise CowpError(
@@ -264,6 +276,7 @@ class TaskRun:
         self.phase = FeedbackPhase.PLANNING
         self.clock = PhaseClock()
         self.clients: list[PlannerClient | CommonsenseClient] = []
+        self.presence = Presence(None, "the problem file")
 
     # ------------------------------------------------------------------- outcome
     def result(self) -> RunTask.Result:
@@ -316,7 +329,7 @@ class TaskRun:
         )
         result = drive(
             loop,
-            GraphRobot(self.node, self.clock),
+            GraphRobot(self.node, self.clock, self.presence),
             cancel=self.cancel,
             retries=RetryPolicy(max_retries=self.node.params["max_step_retries"]),
             listener=listener,
@@ -334,9 +347,15 @@ class TaskRun:
         return RunEnd(Outcome.ABORTED, f"aborted: {result.explanation}")
 
     def _make_loop(self, spec: TaskSpec) -> OpenWorldPlanner:
-        task = spec.load()
-        if self.node.present:
-            task = edits.keep_objects(task, [*spec.task_objects, *self.node.present])
+        task, self.presence = present_task(
+            self.node,
+            spec,
+            world_node=self.node.params["world_node"],
+            configured=self.node.present,
+            timeout_s=self.node.params["planner_timeout_s"],
+            cancel=self.cancel,
+        )
+        self.log.info(f"planning with the objects of {self.presence.source}")
         phrases = ActionPhrases(spec.phrases)
         commonsense = CommonsenseClient(
             self.node,

@@ -1,0 +1,86 @@
+"""One-shot graph verbs for the command line: publish a situation, cancel the task.
+
+`cowp task situation` and `cowp task cancel` (cowp_ros/cli/task.py) call these; each
+makes a short-lived node in a context of its own, waits (bounded) for the other side,
+does its one thing and goes.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import rclpy
+from action_msgs.msg import GoalInfo
+from action_msgs.srv import CancelGoal
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
+from cowp_interfaces.msg import Situation
+from cowp_ros.errors import CowpError
+from cowp_ros.ros.names import RUN_TASK_ACTION, SITUATIONS_TOPIC
+
+
+class _GraphNode:
+    """A short-lived node with its own context (the command's only ROS user)."""
+
+    def __init__(self, name: str) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = Node(name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def spin_until(self, done: Any, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                return False
+            self.executor.spin_once(timeout_sec=0.05)
+        return True
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+def publish_situation(
+    text: str, *, about: str, source: str, confidence: float, wait_s: float
+) -> None:
+    """Publish one situation once a subscriber (the task manager) listens."""
+    graph = _GraphNode("cowp_situation_publisher")
+    try:
+        publisher = graph.node.create_publisher(Situation, SITUATIONS_TOPIC, 10)
+        if not graph.spin_until(lambda: publisher.get_subscription_count() > 0, wait_s):
+            raise CowpError(
+                f"nobody listens on {SITUATIONS_TOPIC} after {wait_s:.0f} s",
+                hint="start the graph first (cowp bringup --profile sim) with the same "
+                "ROS_DOMAIN_ID",
+            )
+        message = Situation(text=text, object=about, source=source, confidence=confidence)
+        message.header.stamp = graph.node.get_clock().now().to_msg()
+        publisher.publish(message)
+        graph.spin_until(lambda: False, 0.5)  # let the message leave before the node goes
+    finally:
+        graph.close()
+
+
+def cancel_running_task(wait_s: float) -> int:
+    """Ask the task manager to cancel every goal it has; how many it is canceling."""
+    service = f"{RUN_TASK_ACTION}/_action/cancel_goal"
+    graph = _GraphNode("cowp_task_cancel")
+    try:
+        client: Any = graph.node.create_client(CancelGoal, service)
+        if not client.wait_for_service(timeout_sec=wait_s):
+            raise CowpError(
+                f"no task manager serves {RUN_TASK_ACTION} after {wait_s:.0f} s",
+                hint="is the graph running, with the same ROS_DOMAIN_ID?",
+            )
+        # A zero goal id and a zero stamp ask the server to cancel every goal it has.
+        future = client.call_async(CancelGoal.Request(goal_info=GoalInfo()))
+        if not graph.spin_until(future.done, wait_s):
+            raise CowpError(f"the task manager did not answer the cancel within {wait_s} s")
+        response = future.result()
+    finally:
+        graph.close()
+    return len(response.goals_canceling) if response is not None else 0

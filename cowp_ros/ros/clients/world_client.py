@@ -1,0 +1,72 @@
+"""What the world has, asked of the node that plays it.
+
+sim_world holds its scenario's objects in a read-only `world_objects` parameter; the task
+manager reads it through the node's standard `get_parameters` service before each task
+(so does a person: `ros2 param get /sim_world world_objects`), and plans with those
+objects only (`cowp_ros.tasks.presence`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rcl_interfaces.msg import ParameterType
+from rcl_interfaces.srv import GetParameters
+from rclpy.node import Node
+
+from cowp_ros.cowp.cancel import CancelToken
+from cowp_ros.errors import CowpError
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.ros.waiting import call_service
+from cowp_ros.tasks import TaskSpec
+from cowp_ros.tasks.presence import Presence, present_problem
+
+WORLD_OBJECTS_PARAMETER = "world_objects"
+
+
+def world_objects(
+    node: Node, world_node: str, *, timeout_s: float, cancel: CancelToken
+) -> list[str] | None:
+    """The objects `world_node` says the world has; None when no world node is set."""
+    name = world_node.strip().strip("/")
+    if not name:
+        return None
+    client: Any = node.create_client(GetParameters, f"/{name}/get_parameters")
+    try:
+        response = call_service(
+            client,
+            GetParameters.Request(names=[WORLD_OBJECTS_PARAMETER]),
+            timeout_s=timeout_s,
+            what=f"asking {name} which objects the world has",
+            cancel=cancel,
+        )
+    finally:
+        node.destroy_client(client)
+    values = list(response.values)
+    if not values or values[0].type != ParameterType.PARAMETER_STRING_ARRAY:
+        raise CowpError(
+            f"{name} does not say which objects the world has (no "
+            f"{WORLD_OBJECTS_PARAMETER} parameter)",
+            hint="set the task manager's world_node to '' and list present_objects instead",
+        )
+    return list(values[0].string_array_value)
+
+
+def present_task(
+    node: Node,
+    spec: TaskSpec,
+    *,
+    world_node: str,
+    configured: list[str],
+    timeout_s: float,
+    cancel: CancelToken,
+) -> tuple[PlanningTask, Presence]:
+    """The task's problem over the objects present, and what is present (see presence)."""
+    world = world_objects(node, world_node, timeout_s=timeout_s, cancel=cancel)
+    return present_problem(
+        spec.load(),
+        spec.task_objects,
+        world=world,
+        world_source=world_node.strip().strip("/"),
+        configured=configured,
+    )
