@@ -18,6 +18,7 @@ refused with a message (`ros/request_limits.py`).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import traceback
 from dataclasses import replace
@@ -121,7 +122,7 @@ class CommonsenseNode(Node):
         self.get_logger().info(f"answering with {self.model.name}, reasoner {self.reasoner}")
 
     def _open_model(self) -> LanguageModel:
-        from cowp_ros.bringup.node_secrets import KEY_ENV, split_key
+        from cowp_ros.bringup.node_secrets import KEY_ENV, USERINFO_ENV, split_key, with_userinfo
         from cowp_ros.llm.endpoint import open_model
 
         if split_key(self.params["llm_url"])[1]:
@@ -133,8 +134,10 @@ class CommonsenseNode(Node):
                 "(cowp bringup and the launch files do that for an override)",
             )
 
+        # The URL's user part (a key) came through the environment, not the parameter.
+        url = with_userinfo(self.params["llm_url"], os.environ.get(USERINFO_ENV, ""))
         settings = LLMSettings.resolve(
-            base_url=self.params["llm_url"] or None,
+            base_url=url or None,
             model=self.params["llm_model"] or None,
             timeout_s=self.params["llm_timeout_s"],
         )
