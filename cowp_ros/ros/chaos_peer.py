@@ -222,7 +222,7 @@ def _long_goal(node: Any, executor: Any, spec: dict, seen: dict) -> None:
     from cowp_interfaces.action import RunTask
     from cowp_ros.ros.names import RUN_TASK_ACTION
 
-    client = ActionClient(node, RunTask, RUN_TASK_ACTION)
+    client: ActionClient[Any, Any, Any] = ActionClient(node, RunTask, RUN_TASK_ACTION)
     if not client.wait_for_server(timeout_sec=SERVICE_WAIT_S):
         raise CowpError(f"{RUN_TASK_ACTION} never appeared")
     task = "serve water " * (int(spec.get("megabytes", 10)) * 2**20 // 12)
@@ -234,6 +234,8 @@ def _long_goal(node: Any, executor: Any, spec: dict, seen: dict) -> None:
         raise CowpError("the goal was neither accepted nor rejected")
     seen["answer_s"] = round(time.monotonic() - started, 3)
     handle = future.result()
+    if handle is None:
+        raise CowpError("the goal's answer was empty")
     seen["refused"] = 0.0 if handle.accepted else 1.0
     seen["message"] = "accepted" if handle.accepted else "rejected"
     if handle.accepted:  # end it, so the run's node goes down cleanly
