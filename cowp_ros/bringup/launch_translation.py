@@ -8,8 +8,10 @@ imported only here, and only when a launch file runs (a full ROS 2 install).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from cowp_ros.bringup.liveliness import liveliness_environment
 from cowp_ros.bringup.node_secrets import node_keys_moved_out
 from cowp_ros.bringup.spec import NodeSpec, load_profile, with_parameter_overrides
 
@@ -20,6 +22,7 @@ def node_action(spec: NodeSpec) -> Any:
     from launch_ros.actions import Node
 
     spec, environment = node_keys_moved_out(spec)
+    environment = {**liveliness_environment(os.environ), **environment}
     parameters: list[Any] = [str(path) for path in spec.parameter_files]
     if spec.parameters:
         parameters.append(dict(spec.parameters))

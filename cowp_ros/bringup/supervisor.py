@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from cowp_ros.bringup.liveliness import liveliness_environment
 from cowp_ros.bringup.node_secrets import keys_moved_out
 from cowp_ros.bringup.spec import NodeSpec, Profile
 from cowp_ros.errors import CowpError
@@ -104,6 +105,7 @@ class Supervisor:
         self.profile = profile
         self.log_dir = log_dir
         self.environment = {**os.environ, **profile.environment, **(environment or {})}
+        self.environment.update(liveliness_environment(self.environment))  # dead in 3 s
         self.node_environment = {
             name: {**moved.get(name, {}), **(node_environment or {}).get(name, {})}
             for name in {*moved, *(node_environment or {})}
