@@ -17,9 +17,10 @@ from pathlib import Path
 
 from cowp_ros.errors import CowpError
 
-MAX_PDDL_BYTES = 512 * 1024
-"""One domain or problem, as text. The parser takes about 7 s a megabyte and some
-150 MB of memory per megabyte, so a 2 MB domain would hold a planner for 15 s."""
+MAX_PDDL_BYTES = 128 * 1024
+"""One domain or problem, as text: 40 times the largest shipped file (3 KB). Parsing
+is linear in the text, about 14 s a megabyte of actions on a busy two-core machine
+(1.8 s for 128 KB), so a 2 MB domain would hold a planner for half a minute."""
 MAX_GROUND_ACTIONS = 200_000
 """Ground actions a task may have before the planner grounds it: the sum, over the
 actions, of the product of the number of objects each parameter may take. The shipped
