@@ -38,9 +38,11 @@ MAX_CANDIDATES = 32
 """Candidate kinds in one AcquireKnowledge request (the task manager asks about 3-10)."""
 MAX_STEPS = 64
 """Plan steps in one CheckPlan request (the shipped plans have fewer than 15)."""
-MAX_QUESTIONS_PER_REQUEST = 200
+MAX_QUESTIONS_PER_REQUEST = 100
 """Questions to the model one commonsense request may cause (each candidate costs
-about five, each step one or two)."""
+about five, each step one or two; the task manager's requests cost at most about 20).
+With the node answering one request at a time, this bounds how long one peer's request
+can keep the task manager's waiting."""
 MAX_NAMES = 256
 """Names (objects, actions, focus objects) in one commonsense request."""
 MAX_SITUATION_TEXT = 2000
