@@ -275,3 +275,17 @@ def test_cowp_run_fails_when_its_report_cannot_be_written(
     code = main(["run", "fill_cup", "--report", str(tmp_path / "a_file" / "report.json")])
     assert code != 0
     assert "cannot write the report" in capsys.readouterr().err
+
+
+# --- the model's questions per request -------------------------------------------------
+
+
+def test_one_request_asks_the_model_at_most_so_many_questions() -> None:
+    from cowp_ros.llm.question_budget import QuestionBudget
+
+    model = QuestionBudget(ScriptedModel(), limit=3)
+    for _ in range(3):
+        model.ask_yes_no("Is it suitable to fill a cup with water?")
+    with pytest.raises(CowpError, match="more than 3 questions"):
+        model.complete("the cup is dirty")
+    assert model.name == ScriptedModel().name
