@@ -430,7 +430,7 @@ def hostile_situation(ctx: FaultContext) -> Scenario:
             b"the cup is \xff\xfe dirty",
             f"the cup is dirty) (:action pwn) ; {ctx.canary}",
             f"{ctx.canary} " * 2000,
-            "\x00\x07",
+            "\x01\x07",  # control characters (a NUL cannot be in any program's arguments)
             "the cup is dirty\nthe bowl is dirty\r\n" * 3,
         ]
     )
