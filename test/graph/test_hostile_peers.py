@@ -102,6 +102,22 @@ def test_a_slow_peer_does_not_hold_the_planner_from_others(start_graph, probe: P
     assert probe.wait_future(slow, 30.0, "the slow search").status == "timeout"
 
 
+def test_a_request_past_the_concurrent_limit_is_refused_at_once(start_graph, probe: Probe) -> None:
+    start_graph(partial_profile(["planner"], ["planner.max_timeout_s=10"]))
+    client = probe.node.create_client(Plan, "/cowp/plan")
+    assert client.wait_for_service(timeout_sec=30)
+    endless = Plan.Request(domain_pddl=slow_domain(), problem_pddl=slow_problem(12), timeout_s=1e9)
+    holding = [client.call_async(endless) for _ in range(2)]
+    sent = time.monotonic()
+    probe.spin_until(lambda: time.monotonic() - sent > 2.0, 5.0, "both searches to start")
+    started = time.monotonic()
+    third = probe.wait_future(client.call_async(endless), 30.0, "the third request")
+    assert time.monotonic() - started < 5, "the third request waited for a slot"
+    assert third.status == "error" and "busy" in third.message
+    for future in holding:
+        assert probe.wait_future(future, 30.0, "a held search").status == "timeout"
+
+
 @pytest.fixture
 def commonsense(start_graph) -> Iterator[SensibleModel]:
     model = SensibleModel()

@@ -15,6 +15,7 @@ request past the limit is refused at once ("busy") rather than queued.
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -32,6 +33,11 @@ from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
 from cowp_ros.tasks import get_task
 
+THREADS = 8
+"""The executor's threads: one more than the most requests planned at once, so that a
+request past the limit finds a free thread to be refused on (rclpy's default is one per
+core: two here, both busy planning)."""
+
 PARAMETERS = (
     Param("planner", "pyperplan", f"planner backend: {', '.join(PLANNER_NAMES)}"),
     Param("timeout_s", 60.0, "default planning deadline (a request may set its own)", positive),
@@ -45,7 +51,7 @@ PARAMETERS = (
     Param(
         "max_concurrent",
         2,
-        "requests planned at once; one more is refused at once as busy",
+        f"requests planned at once (at most {THREADS - 1}); one more is refused at once as busy",
         at_least(1),
     ),
     Param(
@@ -76,6 +82,10 @@ class PlannerNode(Node):
         self.default_timeout_s = params["timeout_s"]
         self.max_timeout_s = params["max_timeout_s"]
         self.max_concurrent = params["max_concurrent"]
+        if self.max_concurrent >= THREADS:
+            raise CowpError(
+                f"max_concurrent must be at most {THREADS - 1}, not {self.max_concurrent}"
+            )
         self._slots = threading.BoundedSemaphore(self.max_concurrent)
         self.create_service(
             Plan, PLAN_SERVICE, self.on_plan, callback_group=ReentrantCallbackGroup()
@@ -121,7 +131,9 @@ class PlannerNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    run_node("planner", PlannerNode, SteadyMultiThreadedExecutor, args=args)
+    run_node(
+        "planner", PlannerNode, partial(SteadyMultiThreadedExecutor, num_threads=THREADS), args=args
+    )
 
 
 if __name__ == "__main__":
