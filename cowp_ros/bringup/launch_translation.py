@@ -8,15 +8,21 @@ imported only here, and only when a launch file runs (a full ROS 2 install).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from cowp_ros.bringup.liveliness import liveliness_environment
+from cowp_ros.bringup.node_secrets import node_keys_moved_out
 from cowp_ros.bringup.spec import NodeSpec, load_profile, with_parameter_overrides
 
 
 def node_action(spec: NodeSpec) -> Any:
-    """One launch_ros Node with the spec's parameters (files first, then overrides)."""
+    """One launch_ros Node with the spec's parameters (files first, then overrides);
+    a key in a URL parameter goes to the node's environment instead (node_secrets.py)."""
     from launch_ros.actions import Node
 
+    spec, environment = node_keys_moved_out(spec)
+    environment = {**liveliness_environment(os.environ), **environment}
     parameters: list[Any] = [str(path) for path in spec.parameter_files]
     if spec.parameters:
         parameters.append(dict(spec.parameters))
@@ -28,6 +34,7 @@ def node_action(spec: NodeSpec) -> Any:
         remappings=list(spec.remappings),
         output="screen",
         emulate_tty=True,
+        additional_env=environment or None,
     )
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import yaml
 
+from cowp_ros.bringup.liveliness import liveliness_environment
+from cowp_ros.bringup.node_secrets import keys_moved_out
 from cowp_ros.bringup.spec import NodeSpec, Profile
 from cowp_ros.errors import CowpError
 
@@ -95,11 +97,20 @@ class Supervisor:
         log_dir: Path,
         *,
         environment: dict[str, str] | None = None,
+        node_environment: dict[str, dict[str, str]] | None = None,
         say: Callable[[str], None] = print,
     ) -> None:
+        # A key in a URL parameter moves into that node's environment (node_secrets.py).
+        profile, moved = keys_moved_out(profile)
         self.profile = profile
         self.log_dir = log_dir
         self.environment = {**os.environ, **profile.environment, **(environment or {})}
+        self.environment.update(liveliness_environment(self.environment))  # dead in 3 s
+        self.node_environment = {
+            name: {**moved.get(name, {}), **(node_environment or {}).get(name, {})}
+            for name in {*moved, *(node_environment or {})}
+        }
+        """Per node, variables only that node's process gets (its model server's key)."""
         self.say = say
         self.nodes: dict[str, RunningNode] = {}
         self._override_dir = tempfile.TemporaryDirectory(prefix="cowp_bringup_")
@@ -119,7 +130,7 @@ class Supervisor:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env=self.environment,
+                env={**self.environment, **self.node_environment.get(spec.name, {})},
                 start_new_session=True,  # Ctrl-C reaches us; we forward it
             )
             log.close()

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cowp_ros.chaos import graph_faults  # noqa: F401  (registers the graph family)
+from cowp_ros.chaos import (
+    graph_faults,  # noqa: F401  (registers the graph family)
+    peer_faults,  # noqa: F401  (registers the peer family)
+)
 from cowp_ros.chaos.faults import REGISTRY, FaultContext, canary_for
 from cowp_ros.chaos.invariants import INVARIANTS, check_all
 from cowp_ros.chaos.record import Run
@@ -33,7 +36,7 @@ TABLE_CHECKS = {
     "clean_exit": "tracebacks/bad exits",
     "terminal_safe": "unsafe output",
     "bounded_memory": "memory over bound",
-    "kept_expectations": "graph: no result, slow cancel, flood over bound",
+    "kept_expectations": "graph: no result, slow cancel, flood over bound; peer: not refused",
 }
 
 
@@ -55,6 +58,29 @@ def schedule(seed: int, runs: int, names: Sequence[str]) -> list[Planned]:
         rng.shuffle(deal)
         order.extend(deal)
     return [Planned(i + 1, name, f"{seed}:{i + 1}:{name}") for i, name in enumerate(order[:runs])]
+
+
+MAX_REDRAWS = 3
+"""How often a run whose fault was not reached is drawn again (a new seed each time)."""
+NOT_EXERCISED = "not exercised"
+
+
+def run_exercised(planned: Planned, out: Path) -> Run:
+    """`run_one`, drawn again (the same kind, a derived seed) while its fault was not
+    reached: a run the fault never touched proves nothing, so it never counts as a
+    pass. After MAX_REDRAWS it is recorded as "not exercised" (and fails the campaign)."""
+    run = run_one(planned, out)
+    for attempt in range(1, MAX_REDRAWS + 1):
+        if run.exercised:
+            break
+        redrawn = Planned(planned.number, planned.kind, f"{planned.seed}:redraw{attempt}")
+        run = run_one(redrawn, out)
+        run.redraws = attempt
+    if not run.exercised:
+        run.outcome = NOT_EXERCISED
+        folder = out.resolve() / "runs" / f"{planned.number:04d}"
+        (folder / "run.json").write_text(json.dumps(run_record(run), indent=1) + "\n")
+    return run
 
 
 def run_one(planned: Planned, out: Path) -> Run:
@@ -101,6 +127,8 @@ def run_record(run: Run) -> dict[str, Any]:
         "peak_rss_mib": round(run.peak_rss_bytes / 2**20, 1),
         "pddl_files": len(run.pddl_files),
         "faults_fired": run.faults_fired,
+        "exercised": run.exercised,
+        "redraws": run.redraws,
         "checks": {c.name: {"ok": c.ok, "detail": c.detail} for c in run.checks},
     }
 
@@ -122,7 +150,7 @@ def campaign(
     for planned in schedule(seed, runs, names):
         if only is not None and planned.number != only:
             continue
-        run = run_one(planned, out)
+        run = run_exercised(planned, out)
         if run.passed and not keep:
             folder = out / "runs" / f"{planned.number:04d}"
             for extra in folder.parent.glob(f"{folder.name}-*"):
@@ -147,13 +175,15 @@ def summary(runs: Sequence[Run], seed: int, wall_s: float) -> dict[str, Any]:
             {"family": run.family, "runs": 0, "reached": 0, "outcomes": Counter(), "violations": 0},
         )
         row["runs"] += 1
-        row["reached"] += run.faults_fired is None or run.faults_fired > 0
+        row["reached"] += run.exercised
         row["outcomes"][run.outcome] += 1
         row["violations"] += sum(not c.ok for c in run.checks)
     return {
         "seed": seed,
         "runs": len(runs),
         "passed": sum(run.passed for run in runs),
+        "not_exercised": sum(not run.exercised for run in runs),
+        "redrawn": sum(run.redraws > 0 for run in runs),
         "outcomes": dict(Counter(run.outcome for run in runs)),
         "violations": {name: failures.get(name, 0) for name in INVARIANTS},
         "peak_rss_mib": round(max((r.peak_rss_bytes for r in runs), default=0) / 2**20, 1),
@@ -182,7 +212,9 @@ def table(data: dict[str, Any]) -> str:
         lines.append(f"| {label} ({name}) | {data['violations'].get(name, 0)} |")
     lines += [
         "",
-        f"runs: {data['runs']}, all invariants held in {data['passed']}; "
+        f"runs: {data['runs']}, all invariants held in {data['passed']}; not exercised "
+        f"(the fault never reached them, after {MAX_REDRAWS} redraws): "
+        f"{data['not_exercised']}; redrawn: {data['redrawn']}; "
         f"outcomes: {', '.join(f'{k} {v}' for k, v in sorted(data['outcomes'].items()))}",
         f"peak memory of a run (all its processes): {data['peak_rss_mib']} MiB; "
         f"longest run {data['longest_wall_s']} s; PDDL files checked: "

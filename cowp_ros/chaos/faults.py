@@ -145,16 +145,21 @@ class Faulty:
         return self.sane(request)
 
 
-def _hits(ctx: FaultContext, short: bool) -> Callable[[int], bool]:
+def _hits(ctx: FaultContext, short: bool, few: bool = False) -> Callable[[int], bool]:
     """Which chat requests get the fault: all, one of the first few, or every k-th (a
-    `short` command asks once or twice: then all, or the first)."""
+    `short` command asks once or twice: then all, or the first). A command that may ask
+    only once (`few`: `cowp run`, whose grounded method can settle a situation with one
+    question) gets the fault on its first request, and then on every k-th or none: a
+    target past its last question would leave the run unexercised."""
     how = ctx.pick(["all", "one"] if short else ["all", "one", "every"])
     if how == "all":
         return lambda n: True
     if how == "one":
-        target = 1 if short else ctx.rng.randint(1, 5)
+        target = 1 if short or few else ctx.rng.randint(1, 5)
         return lambda n: n == target
     k = ctx.rng.randint(2, 4)
+    if few:
+        return lambda n: n % k == 1  # the 1st, (k+1)-th, ...
     return lambda n: n % k == 0
 
 
@@ -172,7 +177,8 @@ def _llm_scenario(
     args, env, key_in_url, report = llm_command(
         ctx, timeout, hostile_situation=hostile_situation, run=run
     )
-    responder = Faulty(reply, _hits(ctx, short=args[:2] == ["llm", "ask"]), SensibleModel())
+    hits = _hits(ctx, short=args[:2] == ["llm", "ask"], few=args[0] == "run")
+    responder = Faulty(reply, hits, SensibleModel())
     return Scenario(
         args=args,
         responder=responder,
@@ -366,7 +372,8 @@ def slow_answer(ctx: FaultContext) -> Scenario:
         return Reply(**{**answer.__dict__, "delay_s": delay})
 
     scenario = _llm_scenario(ctx, reply, f"{delay:.1f} s answer", timeout_s=timeout)
-    target = 1 if scenario.args[:2] == ["llm", "ask"] else ctx.rng.randint(1, 3)
+    asks_once = scenario.args[:2] == ["llm", "ask"] or scenario.args[0] == "run"
+    target = 1 if asks_once else ctx.rng.randint(1, 3)
     scenario.responder.hit = lambda n: n == target  # type: ignore[union-attr]
     scenario.waits_s = delay
     return scenario
@@ -396,7 +403,8 @@ def connection_reset(ctx: FaultContext) -> Scenario:
 def server_killed(ctx: FaultContext) -> Scenario:
     timeout = ctx.pick([2.0, 3.0])
     args, env, key_in_url, report = llm_command(ctx, timeout)
-    after = 1 if args[:2] == ["llm", "ask"] else ctx.rng.randint(1, 6)
+    asks_once = args[:2] == ["llm", "ask"] or args[0] == "run"  # `run` may ask only once
+    after = 1 if asks_once else ctx.rng.randint(1, 6)
     return Scenario(
         args=args,
         responder=SensibleModel(),
@@ -430,7 +438,7 @@ def hostile_situation(ctx: FaultContext) -> Scenario:
             b"the cup is \xff\xfe dirty",
             f"the cup is dirty) (:action pwn) ; {ctx.canary}",
             f"{ctx.canary} " * 2000,
-            "\x00\x07",
+            "\x01\x07",  # control characters (a NUL cannot be in any program's arguments)
             "the cup is dirty\nthe bowl is dirty\r\n" * 3,
         ]
     )

@@ -15,7 +15,8 @@ it held, and the evidence when it did not.
 - bounded_memory: the run's processes together stayed under MAX_RSS_BYTES;
 - terminal_safe: output holds no escape or control characters, and is not huge;
 - kept_expectations: a graph run's result arrived, its cancel was honoured within a
-  second, its flood cost at most its bound of questions.
+  second, its flood cost at most its bound of questions; a peer run's attack was
+  refused at once, and a capped planner worker stayed under its cap.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from cowp_ros.chaos.record import Run
 
 ALLOWED_EXIT_CODES = frozenset({0, 1, 2, 3, 130, 143})
 """ok, a CowpError, argparse refused, no solution, Ctrl-C, SIGTERM."""
+AT_LEAST = frozenset({"result_arrived", "refused"})
+"""Expectations that are minimums (a result arrived, a peer's attack was refused); the
+others are maximums."""
 MAX_REPORT_BYTES = 2 * 2**20
 MAX_RSS_BYTES = 512 * 2**20
 MAX_OUTPUT_BYTES = 256 * 1024
@@ -185,9 +189,9 @@ def kept_expectations(run: Run) -> Check:
         value = seen.get(name)
         if not isinstance(value, int | float):
             return Check("kept_expectations", False, f"{name}: not measured")
-        if name == "result_arrived" and value < bound:
-            return Check("kept_expectations", False, "no result arrived")
-        if name != "result_arrived" and value > bound:
+        if name in AT_LEAST and value < bound:
+            return Check("kept_expectations", False, f"{name} {value:g} < {bound:g}")
+        if name not in AT_LEAST and value > bound:
             return Check("kept_expectations", False, f"{name} {value:g} > {bound:g}")
         if name == "cancel_latency_s" and seen.get("outcome") != "canceled":
             return Check("kept_expectations", False, f"canceled run ended {seen.get('outcome')}")

@@ -95,7 +95,10 @@ class Run:
     leftover_files: list[str] = field(default_factory=list)
     note: str = ""
     faults_fired: int | None = None
-    """Requests that got the injected fault (None: not a server fault)."""
+    """Requests that got the injected fault (None: not a server fault); a graph or peer
+    run's own count when it reports one (`faults_fired` in its graph.json)."""
+    redraws: int = 0
+    """How often the campaign drew this run again because its fault was not reached."""
     checks: list[Any] = field(default_factory=list)
     """`invariants.Check` results, filled by `invariants.check_all`."""
 
@@ -123,5 +126,12 @@ class Run:
         return names.get(self.exit_code, f"exit {self.exit_code}")
 
     @property
+    def exercised(self) -> bool:
+        """False when the fault never reached the run: it then proves nothing."""
+        return self.faults_fired is None or self.faults_fired > 0
+
+    @property
     def passed(self) -> bool:
-        return all(check.ok for check in self.checks)
+        """Every invariant held, on a run its fault reached (an unexercised run is not a
+        pass, whatever its checks say)."""
+        return self.exercised and all(check.ok for check in self.checks)

@@ -233,5 +233,7 @@ def execute(
         with contextlib.suppress(ValueError):
             run.observed = json.loads(graph.read_text())
     run.observed["questions"] = chats[0]
+    if isinstance(run.observed.get("faults_fired"), int | float):  # a graph or peer run's own
+        run.faults_fired = int(run.observed["faults_fired"])
     run.outcome = run.read_outcome()
     return run

@@ -4,6 +4,7 @@ must always hold.
     cowp chaos list                          the fault kinds
     cowp chaos run --seed 0 --runs 120       a seeded campaign; prints the table
     cowp chaos run --family graph --runs 24  the graph's faults only (minutes a run)
+    cowp chaos run --family peer --runs 14   hostile ROS peers against each service
 
 Each run starts `cowp` in its own process against a scripted OpenAI-compatible server on
 127.0.0.1 that answers, delays and fails as the run's fault kind says (or with a broken
@@ -69,6 +70,10 @@ def _run(args: argparse.Namespace) -> int:
         verdict = (
             "ok" if not broken else "BROKE " + "; ".join(f"{c.name}: {c.detail}" for c in broken)
         )
+        if not run.exercised:
+            verdict = f"NOT EXERCISED (the fault never reached it; {run.redraws} redraws)"
+        elif run.redraws:
+            verdict += f" (drawn {run.redraws + 1} times: the fault was not reached before)"
         print(
             f"{run.number:4d} {run.kind:<18} {run.outcome:<13} {run.wall_s:5.1f} s "
             f"{run.peak_rss_bytes / 2**20:5.0f} MiB  {verdict}  ({run.note[:50]})",
@@ -100,6 +105,18 @@ def _graph_run(args: argparse.Namespace) -> int:
     return graph_run(spec, args.out.resolve(), args.llm_url)
 
 
+def _peer_run(args: argparse.Namespace) -> int:
+    from cowp_ros.ros.chaos_peer import peer_run
+
+    try:
+        spec = json.loads(args.spec)
+    except ValueError as err:
+        raise CowpError(f"--spec is not JSON: {err}") from None
+    if not isinstance(spec, dict) or "attack" not in spec:
+        raise CowpError("--spec must be a JSON object with an attack")
+    return peer_run(spec, args.out.resolve(), args.llm_url)
+
+
 def register(subparsers: Any) -> None:
     """Add `cowp chaos` and its subcommands."""
     parser = subparsers.add_parser(
@@ -116,7 +133,9 @@ def register(subparsers: Any) -> None:
     run.add_argument("--seed", type=int, default=0, help="seed of the schedule (default 0)")
     run.add_argument("--runs", type=int, default=120, help="how many runs (default 120)")
     run.add_argument("--kinds", help="comma-separated fault kinds (default: all)")
-    run.add_argument("--family", choices=("llm", "cli", "graph"), help="only this family's kinds")
+    run.add_argument(
+        "--family", choices=("llm", "cli", "graph", "peer"), help="only this family's kinds"
+    )
     run.add_argument("--only", type=int, metavar="N", help="repeat only run number N")
     run.add_argument("--out", default="build/chaos", help="output folder (default build/chaos)")
     run.add_argument("--keep", action="store_true", help="keep every run's folder")
@@ -131,3 +150,12 @@ def register(subparsers: Any) -> None:
     graph.add_argument("--out", required=True, type=Path, help="the run's folder")
     graph.add_argument("--llm-url", required=True, help="the (scripted) model server's URL")
     graph.set_defaults(func=_graph_run)
+    peer = commands.add_parser(
+        "peer-run",
+        help="one hostile-peer attack: start the node it targets, call it as any ROS "
+        "program could, record the answer (what a peer run of the campaign executes)",
+    )
+    peer.add_argument("--spec", required=True, help="the attack, as JSON (see peer_faults)")
+    peer.add_argument("--out", required=True, type=Path, help="the run's folder")
+    peer.add_argument("--llm-url", required=True, help="the (scripted) model server's URL")
+    peer.set_defaults(func=_peer_run)

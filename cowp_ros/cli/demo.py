@@ -66,6 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cowp_ros.bringup.node_secrets import KEY_ENV
     from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
     from cowp_ros.bringup.supervisor import Supervisor
     from cowp_ros.cli._tasks import apply_tasks
@@ -105,7 +106,12 @@ def run(args: argparse.Namespace) -> int:
                 f"task_manager.report_dir={run_dir.resolve()}",
             ],
         )
-        supervisor = Supervisor(profile, run_dir / "logs", say=lambda _m: None)
+        # The key reaches the commonsense node through its environment, never a
+        # parameter (any ROS peer can read those); a key in the URL is moved the same way.
+        keys = {"commonsense": {KEY_ENV: llm.api_key}} if llm.api_key else {}
+        supervisor = Supervisor(
+            profile, run_dir / "logs", node_environment=keys, say=lambda _m: None
+        )
         supervisor.start()
         try:
             ready_s = supervisor.wait_ready(120.0)

@@ -4,7 +4,7 @@ Every step is executed as succeeding; each situation is raised before the step `
 names (a 1-based step number or an action name; default: before the first step). The
 narrative says what the robot planned, saw, asked, learned and did. The whole run is
 written as JSON whatever its outcome (also when the model server fails, or on Ctrl-C):
-to `--report FILE`, else to build/reports/TASK-YYYYMMDD-HHMMSS-PID.json (or
+to `--report FILE`, else to build/reports/TASK-YYYYMMDD-HHMMSS.mmm-PID.json (or
 $COWP_REPORTS_DIR).
 
 Your own task: `--tasks FILE` adds a tasks.yaml of yours to the shipped tasks
@@ -33,7 +33,6 @@ import contextlib
 import json
 import os
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from cowp_ros.cli.plan import add_problem_arguments
 from cowp_ros.cowp.grounded import grounded_loop
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.report import CowpReport, Event, strict_json
+from cowp_ros.cowp.report_file import report_name, write_report
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
@@ -107,7 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--report",
         default=None,
         metavar="FILE",
-        help=f"the JSON report (default: TASK-YYYYMMDD-HHMMSS-PID.json in ${REPORTS_DIR_ENV} "
+        help=f"the JSON report (default: TASK-YYYYMMDD-HHMMSS.mmm-PID.json in ${REPORTS_DIR_ENV} "
         "or build/reports)",
     )
     related = parser.add_argument_group("related methods")
@@ -280,22 +280,12 @@ class RunRecord:
             return Path(self.args.report)
         folder = Path(os.environ.get(REPORTS_DIR_ENV) or DEFAULT_REPORTS_DIR)
         name = self.report.task if self.report is not None else str(self.args.task or "run")
-        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:40] or "run"
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        return folder / f"{safe}-{stamp}-{os.getpid()}.json"
+        return folder / report_name(name)
 
     def write(self) -> Path:
-        """Write the report (strict JSON); a clear error when the path cannot be written."""
-        path = self.path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(strict_json(self.to_dict()) + "\n")
-        except OSError as err:
-            raise CowpError(
-                f"cannot write the report to {path}: {err.strerror}",
-                hint="give --report a writable path",
-            ) from err
-        return path
+        """Write the report (strict JSON, `report_file`: atomic, no symlink followed);
+        a clear error when the path cannot be written."""
+        return write_report(strict_json(self.to_dict()) + "\n", self.path())
 
 
 def run_dkprompt(
@@ -406,7 +396,8 @@ def run_task(args: argparse.Namespace) -> int:
         record.failed("crashed", err)
         _report_where(record, sys.stderr)
         raise
-    _report_where(record, sys.stderr if args.quiet else sys.stdout)
+    if not _report_where(record, sys.stderr if args.quiet else sys.stdout):
+        return code or 1  # the run's record is lost: not a success
     return code
 
 
@@ -422,14 +413,15 @@ def _plan_length(args: argparse.Namespace, spec: TaskSpec) -> int | None:
     return len(result.steps) if result.found else None
 
 
-def _report_where(record: RunRecord, stream: Any) -> None:
+def _report_where(record: RunRecord, stream: Any) -> bool:
     """Write the report and say where; a report that cannot be written is said too."""
     try:
         path = record.write()
     except CowpError as err:
         print(f"cowp run: {err}", file=sys.stderr, flush=True)
-        return
+        return False
     print(f"report: {path}", file=stream, flush=True)
+    return True
 
 
 def _run(args: argparse.Namespace, record: RunRecord) -> int:

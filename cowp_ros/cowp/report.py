@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from cowp_ros.cowp.events import EventKind
-from cowp_ros.errors import CowpError
 
 
 @dataclass(frozen=True)
@@ -83,15 +82,11 @@ class CowpReport:
         return strict_json(self.to_dict())
 
     def write(self, path: Path | str) -> Path:
-        """Write the report as JSON; a clear error when the path cannot be written."""
-        path = Path(path)
-        try:
-            if path.parent:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(self.to_json() + "\n")
-        except OSError as err:
-            raise CowpError(f"cannot write the report to {path}: {err.strerror}") from err
-        return path
+        """Write the report as JSON (`report_file.write_report`: atomic, no symlink
+        followed); a clear error when the path cannot be written."""
+        from cowp_ros.cowp.report_file import write_report
+
+        return write_report(self.to_json() + "\n", Path(path))
 
 
 def strict_json(data: Any) -> str:

@@ -26,6 +26,7 @@ from pddl.parser.domain import DomainTransformer
 from pddl.parser.problem import ProblemTransformer
 
 from cowp_ros.errors import CowpError
+from cowp_ros.limits import MAX_PDDL_BYTES, LimitError, check_size, read_regular_file
 from cowp_ros.pddl.formulas import literals_of
 
 ROOT_TYPE = "object"
@@ -101,7 +102,13 @@ class PlanningTask:
 
     @classmethod
     def from_text(cls, domain_text: str, problem_text: str, source: str = "<text>") -> PlanningTask:
-        """Parse PDDL held in strings (the round trip every write is checked with)."""
+        """Parse PDDL held in strings (the round trip every write is checked with).
+
+        Each text is at most `MAX_PDDL_BYTES`: parsing costs time and memory in
+        proportion, and a `Plan` request's PDDL comes from any peer.
+        """
+        check_size(domain_text, MAX_PDDL_BYTES, f"the domain of {source}")
+        check_size(problem_text, MAX_PDDL_BYTES, f"the problem of {source}")
         domain = _parse_domain(domain_text, f"{source} (domain)")
         problem = _parse_problem(problem_text, f"{source} (problem)")
         return cls._joined(domain, problem, source)
@@ -315,8 +322,12 @@ def _single_type(type_tags: Iterable[str]) -> str:
 
 
 def _read(path: Path) -> str:
+    """A PDDL file's text: a regular file (not a pipe or device) of at most
+    `MAX_PDDL_BYTES`, in UTF-8."""
     try:
-        return path.read_bytes().decode("utf-8")
+        return read_regular_file(path, MAX_PDDL_BYTES, "PDDL file").decode("utf-8")
+    except LimitError as err:
+        raise PddlLoadError(err.message, hint=err.hint) from None
     except FileNotFoundError:
         raise PddlLoadError(f"PDDL file not found: {path}") from None
     except UnicodeDecodeError as err:

@@ -5,23 +5,24 @@ large, and not on every machine)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from cowp_ros.planning.planner import Planner, PlannerError
 
 
-def _pyperplan() -> Planner:
+def _pyperplan(**bounds: Any) -> Planner:
     from cowp_ros.planning.pyperplan_planner import PyperplanPlanner
 
-    return PyperplanPlanner()
+    return PyperplanPlanner(**bounds)
 
 
-def _fast_downward() -> Planner:
+def _fast_downward(**bounds: Any) -> Planner:
     from cowp_ros.planning.fast_downward import FastDownwardPlanner
 
-    return FastDownwardPlanner()
+    return FastDownwardPlanner(**bounds)
 
 
-def _llm_guided() -> Planner:
+def _llm_guided(**bounds: Any) -> Planner:
     """LLM-guided search cannot be built from a name alone: it needs the model to ask."""
     raise PlannerError(
         "the llm_guided planner needs a language model, and make_planner() has none",
@@ -30,7 +31,7 @@ def _llm_guided() -> Planner:
     )
 
 
-PLANNERS: dict[str, Callable[[], Planner]] = {
+PLANNERS: dict[str, Callable[..., Planner]] = {
     "pyperplan": _pyperplan,
     "fast_downward": _fast_downward,
     "llm_guided": _llm_guided,
@@ -44,12 +45,13 @@ ALIASES = {
 }
 
 
-def make_planner(name: str = "pyperplan") -> Planner:
-    """The planner called `name` (`pyperplan`, `fast_downward` or alias `fd`)."""
+def make_planner(name: str = "pyperplan", **bounds: Any) -> Planner:
+    """The planner called `name` (`pyperplan`, `fast_downward` or alias `fd`); `bounds`
+    (`memory_mb`, `max_ground_actions`) replace the defaults of `cowp_ros.limits`."""
     key = ALIASES.get(name.lower(), name.lower())
     factory = PLANNERS.get(key)
     if factory is None:
         raise PlannerError(
             f"unknown planner {name!r}", hint=f"choose one of: {', '.join(PLANNER_NAMES)}"
         )
-    return factory()
+    return factory(**bounds)

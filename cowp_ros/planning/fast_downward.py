@@ -15,7 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from cowp_ros.limits import MAX_GROUND_ACTIONS, PLANNER_MEMORY_MB
 from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning.budget import check_grounding, out_of_memory_message
 from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
 from cowp_ros.planning.process import guarded, run_with_deadline, tail
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
@@ -27,6 +29,7 @@ INSTALL_HINT = "pip install up-fast-downward==1.0.0 (listed in requirements/core
 SOLVED = 0
 UNSOLVABLE = {10, 11, 12}  # translator proved it; search proved it; incomplete search gave up
 OUT_OF_TIME = {23}
+OUT_OF_MEMORY = {20, 22, 24}  # translator, search, search out of memory and time
 
 
 def driver_path() -> Path | None:
@@ -52,15 +55,24 @@ class FastDownwardPlanner:
 
     name = "fast_downward"
 
-    def __init__(self, search: str = DEFAULT_SEARCH) -> None:
+    def __init__(
+        self,
+        search: str = DEFAULT_SEARCH,
+        *,
+        memory_mb: int = PLANNER_MEMORY_MB,
+        max_ground_actions: int = MAX_GROUND_ACTIONS,
+    ) -> None:
         driver = driver_path()
         if driver is None or not is_available():
             raise PlannerError("Fast Downward is not installed", hint=INSTALL_HINT)
         self.driver = driver
         self.search = search
+        self.memory_mb = memory_mb
+        self.max_ground_actions = max_ground_actions
 
     def solve(self, task: PlanningTask, timeout_s: float = DEFAULT_TIMEOUT_S) -> PlanResult:
         start = time.perf_counter()
+        check_grounding(task, self.max_ground_actions)
         with tempfile.TemporaryDirectory(prefix="cowp_fd_") as tmp:
             workdir = Path(tmp)
             domain_path, problem_path = task.write(workdir, check=False)
@@ -87,6 +99,7 @@ class FastDownwardPlanner:
                 ),
                 remaining,
                 workdir,
+                memory_mb=self.memory_mb,
             )
             plan_text = plan_path.read_text() if plan_path.is_file() else ""
         seconds = time.perf_counter() - start
@@ -103,6 +116,8 @@ class FastDownwardPlanner:
                 detail=f"Fast Downward exit code {outcome.returncode}: unsolvable",
                 extra=extra,
             )
+        if outcome.returncode in OUT_OF_MEMORY:
+            raise PlannerError(out_of_memory_message(self.memory_mb))
         if outcome.returncode != SOLVED:
             raise PlannerError(
                 f"Fast Downward failed on {task.source} (exit {outcome.returncode}):\n"

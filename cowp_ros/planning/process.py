@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -50,8 +51,15 @@ interrupt the main thread's blocking wait: only Python, running again, raises it
 waits make that happen within WAKE_S instead of at the planner's deadline."""
 
 
-def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> ProcessOutcome:
+def run_with_deadline(
+    command: Sequence[str], timeout_s: float, cwd: Path, memory_mb: int = 0
+) -> ProcessOutcome:
     """Run `command` in `cwd`; kill its whole process group after `timeout_s` seconds.
+
+    `memory_mb` (0: none) caps the process's address space (RLIMIT_AS), set as soon as
+    it exists, before it has started a child or allocated much: its children inherit
+    the cap. It is set from here (`prlimit`), not in a `preexec_fn`, which is unsafe in
+    a multithreaded caller such as a ROS node.
 
     `cwd` is the planner's temporary folder: its lifeline removes it if this process
     dies. `PYTHONHASHSEED=0` makes a Python planner's set iteration, and so its choice
@@ -74,6 +82,7 @@ def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> Pr
         start_new_session=True,
     ) as proc:
         try:
+            _cap_memory(proc.pid, memory_mb)
             while True:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -90,6 +99,17 @@ def run_with_deadline(command: Sequence[str], timeout_s: float, cwd: Path) -> Pr
             proc.wait()
             raise
         return ProcessOutcome(proc.returncode, stdout, stderr)
+
+
+def _cap_memory(pid: int, memory_mb: int) -> None:
+    if memory_mb <= 0:
+        return
+    limit = memory_mb * 2**20
+    with contextlib.suppress(ProcessLookupError):  # it ended already
+        _, hard = resource.prlimit(pid, resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit, hard))
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

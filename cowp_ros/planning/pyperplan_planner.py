@@ -5,6 +5,8 @@ second with 43 objects where A* + hmax takes half a minute (FACTS.md); COWP repl
 often, and plan length matters less than answering at all. The search runs in a child
 process so that a deadline stops it for certain (a Python thread cannot be stopped).
 Negative preconditions added by the monitor are compiled away first (pyperplan is STRIPS).
+A task that would ground too many actions is refused before the worker starts, and the
+worker runs under a memory cap (`budget.py`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from cowp_ros.limits import MAX_GROUND_ACTIONS, PLANNER_MEMORY_MB
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.negation import compile_negative_preconditions
+from cowp_ros.planning.budget import OUT_OF_MEMORY_EXIT, check_grounding, out_of_memory_message
 from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
 from cowp_ros.planning.process import run_with_deadline, tail
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
@@ -30,12 +34,22 @@ class PyperplanPlanner:
 
     name = "pyperplan"
 
-    def __init__(self, search: str = "gbf", heuristic: str = "hff") -> None:
+    def __init__(
+        self,
+        search: str = "gbf",
+        heuristic: str = "hff",
+        *,
+        memory_mb: int = PLANNER_MEMORY_MB,
+        max_ground_actions: int = MAX_GROUND_ACTIONS,
+    ) -> None:
         self.search = search
         self.heuristic = heuristic
+        self.memory_mb = memory_mb
+        self.max_ground_actions = max_ground_actions
 
     def solve(self, task: PlanningTask, timeout_s: float = DEFAULT_TIMEOUT_S) -> PlanResult:
         start = time.perf_counter()
+        check_grounding(task, self.max_ground_actions)
         strips = compile_negative_preconditions(task)
         with tempfile.TemporaryDirectory(prefix="cowp_pyperplan_") as tmp:
             domain_path, problem_path = strips.write(tmp, check=False)
@@ -55,12 +69,15 @@ class PyperplanPlanner:
                 ],
                 remaining,
                 Path(tmp),
+                memory_mb=self.memory_mb,
             )
         seconds = time.perf_counter() - start
         if outcome.timed_out:
             return PlanResult(
                 PlanStatus.TIMEOUT, self.name, seconds, detail=f"no answer in {timeout_s:g} s"
             )
+        if outcome.returncode == OUT_OF_MEMORY_EXIT:
+            raise PlannerError(out_of_memory_message(self.memory_mb, _peak_of(outcome.stderr)))
         if outcome.returncode != 0:
             raise PlannerError(
                 f"pyperplan failed on {task.source} (exit {outcome.returncode}):\n"
@@ -71,6 +88,7 @@ class PyperplanPlanner:
             "ground_s": answer["ground_s"],
             "search_s": answer["search_s"],
             "write_s": written - start,
+            "peak_mb": answer.get("peak_mb"),
         }
         if not answer["found"]:
             return PlanResult(
@@ -82,3 +100,13 @@ class PyperplanPlanner:
             )
         steps = tuple(PlanStep.parse(s) for s in answer["plan"])
         return PlanResult(PlanStatus.FOUND, self.name, seconds, steps, extra=extra)
+
+
+def _peak_of(stderr: str) -> float | None:
+    """The worker's own peak memory, from its out-of-memory note on stderr."""
+    try:
+        note = json.loads(stderr.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+    peak = note.get("peak_mb") if isinstance(note, dict) else None
+    return float(peak) if isinstance(peak, int | float) else None

@@ -3,7 +3,9 @@
 Run as a script (not `-m`) so that the child imports pyperplan only, not cowp_ros: the
 start-up cost of a replan is then the interpreter plus pyperplan (about 0.1 s). It holds
 on to its parent (`lifeline.py`): if the parent dies, so does the search.
-Output: {"found": bool, "plan": ["(a x y)", ...], "search_s": float, "ground_s": float}.
+Output: {"found": bool, "plan": ["(a x y)", ...], "search_s": float, "ground_s": float,
+"peak_mb": float}; out of memory (under the parent's cap): exit 75 and
+{"out_of_memory": true, "peak_mb": float} on stderr.
 """
 
 from __future__ import annotations
@@ -11,11 +13,28 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import resource
 import sys
 import time
 
+OUT_OF_MEMORY_EXIT = 75
+"""Exit code when an allocation failed under the memory cap (budget.OUT_OF_MEMORY_EXIT)."""
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory so far, in MB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
 
 def main() -> int:
+    try:
+        return plan()
+    except MemoryError:  # the address-space cap the parent set: say so, briefly
+        sys.stderr.write(json.dumps({"out_of_memory": True, "peak_mb": round(peak_mb(), 1)}))
+        return OUT_OF_MEMORY_EXIT
+
+
+def plan() -> int:
     from lifeline import hold_on  # a sibling file: this script's folder is on sys.path
 
     hold_on()  # die with the parent, removing the temporary folder
@@ -49,6 +68,7 @@ def main() -> int:
             "plan": [op.name for op in solution or []],
             "ground_s": grounded - start,
             "search_s": done - grounded,
+            "peak_mb": round(peak_mb(), 1),
         },
         sys.stdout,
     )

@@ -30,7 +30,10 @@ POLL_S = 0.05
 
 GONE_AFTER_S = 3.0
 """How long the other side may look absent before a wait gives up on it (discovery
-flickers for a moment under load; a dead node stays gone)."""
+flickers for a moment under load; a dead node stays gone). A node killed outright
+looks absent only once its DDS lease runs out: 3 s for the nodes cowp starts
+(`cowp_ros.bringup.liveliness`), 20 s under Fast DDS's defaults, so a dead node is
+noticed in about 3 + 3 s, or 20 + 3 s for a node started some other way."""
 
 
 class Cancellable(Protocol):

@@ -37,17 +37,46 @@ def object_type(name: str, task: PlanningTask | None) -> str:
     return INSTANCE_SUFFIX.sub("", name)
 
 
+MAX_TEMPLATE_LENGTH = 500
+MAX_FIELD_INDEX = 32
+
+
+def check_template(action: str, template: str) -> None:
+    """Refuse a phrase template that is more than words and plain `{N}` fields.
+
+    A format spec (`{0:>20000000}` pads to 20 MB), a conversion (`{0!r}`), an attribute
+    or an index (`{0.__class__}`, `{0[0]}`) or a nested field would let a template
+    from a file or a remote request print, send or store far more than it says.
+    """
+    if len(template) > MAX_TEMPLATE_LENGTH:
+        raise CowpError(
+            f"phrase for {action!r} is {len(template):,} characters, over the limit of "
+            f"{MAX_TEMPLATE_LENGTH}"
+        )
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError as err:  # an unmatched brace
+        raise CowpError(f"phrase for {action!r} is not a template: {err}") from None
+    for _, field_name, spec, conversion in fields:
+        if field_name is None:
+            continue
+        plain = field_name.isascii() and field_name.isdigit()
+        if not plain or spec or conversion or int(field_name) > MAX_FIELD_INDEX:
+            shown = "{" + field_name + (f"!{conversion}" if conversion else "")
+            shown += (f":{spec}" if spec else "") + "}"
+            raise CowpError(
+                f"phrase for {action!r} uses {shown[:60]}; use {{0}}, {{1}}, ...: only "
+                "plain fields are allowed (no format spec, conversion or attribute)"
+            )
+
+
 class ActionPhrases:
     """Phrase rules for one task: action name -> template over `{0}`, `{1}`, ..."""
 
     def __init__(self, phrases: Mapping[str, str]) -> None:
         self.phrases = dict(phrases)
         for action, template in self.phrases.items():
-            for _, field_name, _, _ in string.Formatter().parse(template):
-                if field_name is not None and not field_name.isdigit():
-                    raise CowpError(
-                        f"phrase for {action!r} uses {{{field_name}}}; use {{0}}, {{1}}, ..."
-                    )
+            check_template(action, template)
 
     def phrase(self, action: str, nouns: Sequence[str]) -> str:
         """English for `action` applied to already-rendered nouns."""

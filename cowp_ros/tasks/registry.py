@@ -21,10 +21,13 @@ from typing import Any
 import yaml
 
 from cowp_ros.errors import CowpError
+from cowp_ros.limits import MAX_REGISTRY_FILE_BYTES, LimitError, read_regular_file
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.pddl.identifiers import check_identifier
 from cowp_ros.resources import SOURCE_ROOT
+from cowp_ros.tasks.paths import inside
+from cowp_ros.tasks.phrases import check_template
 
 REGISTRY_FILE = "tasks.yaml"
 PACKAGE = "cowp_ros"
@@ -176,6 +179,12 @@ def _spec(directory: Path, path: Path, name: Any, entry: Any) -> TaskSpec:
         isinstance(k, str) and isinstance(v, str) for k, v in phrases.items()
     ):
         raise _registry_error(path, f"has phrases of task {name!r} that are not text by action")
+    for action, template in phrases.items():
+        try:
+            check_template(action, template)
+        except CowpError as err:
+            bad = f"has a bad phrase in task {name!r}: {err.message}"
+            raise _registry_error(path, bad) from None
     dataset_id = entry.get("dataset_id")
     if dataset_id is not None and (isinstance(dataset_id, bool) or not isinstance(dataset_id, int)):
         raise _registry_error(path, f"says dataset_id of task {name!r} is {dataset_id!r}")
@@ -185,8 +194,8 @@ def _spec(directory: Path, path: Path, name: Any, entry: Any) -> TaskSpec:
     return TaskSpec(
         name=name,
         description=entry["description"],
-        domain_path=directory / entry["domain"],
-        problem_path=directory / entry["problem"],
+        domain_path=inside(directory, entry["domain"], path, f"domain of task {name!r}"),
+        problem_path=inside(directory, entry["problem"], path, f"problem of task {name!r}"),
         task_objects=_strings(entry["task_objects"], path, f"task_objects of {name!r}"),
         phrases=dict(phrases),
         aliases=_strings(entry.get("aliases"), path, f"aliases of {name!r}"),
@@ -195,7 +204,7 @@ def _spec(directory: Path, path: Path, name: Any, entry: Any) -> TaskSpec:
         release_actions=_strings(
             entry.get("release_actions"), path, f"release_actions of {name!r}"
         ),
-        house_path=directory / house if house else None,
+        house_path=inside(directory, house, path, f"house of task {name!r}") if house else None,
         extra={k: v for k, v in entry.items() if k not in TaskSpec.__dataclass_fields__},
     )
 
@@ -208,7 +217,9 @@ def _registry(directory: Path) -> dict[str, TaskSpec]:
 def _registry_file(path: Path) -> dict[str, TaskSpec]:
     directory = path.parent
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular_file(path, MAX_REGISTRY_FILE_BYTES, "task registry").decode("utf-8")
+    except LimitError as err:
+        raise _registry_error(path, f"cannot be read: {err.message}") from None
     except UnicodeDecodeError as err:
         raise _registry_error(path, f"is not UTF-8 text (byte {err.start})") from None
     except OSError as err:

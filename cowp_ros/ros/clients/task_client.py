@@ -31,6 +31,7 @@ from rclpy.task import Future
 from cowp_interfaces.action import RunTask
 from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import RUN_TASK_ACTION
 
 
@@ -83,6 +84,9 @@ class TaskClient:
     # ---------------------------------------------------------------------- tasks
     def run_task(self, task: str, timeout_s: float = 30.0) -> None:
         """Send the goal; raises CowpError if the task manager rejects it."""
+        problem = goal_problem(RunTask.Goal(task=task))
+        if problem is not None:
+            raise CowpError(f"not sent: {problem}")
         self._feedback = []
         self._read = 0
         future = self.client.send_goal_async(
@@ -91,7 +95,11 @@ class TaskClient:
         self._spin_until(future, timeout_s, "the task manager did not answer the goal")
         handle = future.result()
         if handle is None or not handle.accepted:
-            raise CowpError(f"the task manager rejected task '{task}'")
+            raise CowpError(
+                f"the task manager rejected task '{task}'",
+                hint="a task is already running, or the goal was refused: the task "
+                "manager's log says which",
+            )
         self._goal_handle = handle
         self._result_future = handle.get_result_async()
 

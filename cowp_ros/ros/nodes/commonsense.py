@@ -10,11 +10,15 @@ facts from grounding, no model; thresholds per model in config/grounded.yaml) or
 When no server is configured it starts the embedded local model for its lifetime.
 
 Every question and answer goes back in the response, for the task manager's report.
+Any ROS peer may call it: a request past a bound (candidates, steps, names, text, or
+`max_questions_per_request` questions) or holding a name that is not a PDDL name is
+refused with a message (`ros/request_limits.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import traceback
 from dataclasses import replace
@@ -33,7 +37,9 @@ from cowp_ros.cowp.monitor import PlanCheck, PlanMonitor
 from cowp_ros.cowp.predicates import PredicateGenerator
 from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds
 from cowp_ros.errors import CowpError
+from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.ros.conversions import (
     put_assessment,
@@ -45,7 +51,15 @@ from cowp_ros.ros.conversions import (
 )
 from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
-from cowp_ros.ros.parameters import Param, between, declare_parameters, one_of, positive
+from cowp_ros.ros.parameters import (
+    Param,
+    at_least,
+    between,
+    declare_parameters,
+    one_of,
+    positive,
+)
+from cowp_ros.ros.request_limits import check_acquire, check_check_plan
 
 OFF = {"off", "false", "no"}
 """What `monitor_calibration` may say to turn the scored decision off."""
@@ -79,6 +93,12 @@ PARAMETERS = (
         "calibration YAML for the monitor's scored decision ('' = "
         "config/monitor_calibration.yaml, 'off' = the plain yes/no answer)",
     ),
+    Param(
+        "max_questions_per_request",
+        MAX_QUESTIONS_PER_REQUEST,
+        "questions to the model one request may cause; past it the request fails",
+        at_least(1),
+    ),
 )
 
 
@@ -102,10 +122,22 @@ class CommonsenseNode(Node):
         self.get_logger().info(f"answering with {self.model.name}, reasoner {self.reasoner}")
 
     def _open_model(self) -> LanguageModel:
+        from cowp_ros.bringup.node_secrets import KEY_ENV, USERINFO_ENV, split_key, with_userinfo
         from cowp_ros.llm.endpoint import open_model
 
+        if split_key(self.params["llm_url"])[1]:
+            # Too late to hide it (the parameter is readable now): stop, and say how.
+            raise CowpError(
+                "llm_url holds a key, and parameters are readable by any ROS peer: the "
+                "node does not start with it",
+                hint=f"give the URL without its user part and the key in {KEY_ENV} "
+                "(cowp bringup and the launch files do that for an override)",
+            )
+
+        # The URL's user part (a key) came through the environment, not the parameter.
+        url = with_userinfo(self.params["llm_url"], os.environ.get(USERINFO_ENV, ""))
         settings = LLMSettings.resolve(
-            base_url=self.params["llm_url"] or None,
+            base_url=url or None,
             model=self.params["llm_model"] or None,
             timeout_s=self.params["llm_timeout_s"],
         )
@@ -169,17 +201,24 @@ class CommonsenseNode(Node):
             self.get_logger().error(f"{name} failed:\n{traceback.format_exc()}")
         return response
 
+    def _budgeted(self) -> LanguageModel:
+        """The model, for one request: at most `max_questions_per_request` questions."""
+        return QuestionBudget(self.model, self.params["max_questions_per_request"])
+
     def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
         """The steps in order until the first unsuitable one, and then, in the same
         answer, the situation as a fact (with no steps: only the fact)."""
+        check_check_plan(request)
+        model = self._budgeted()
         context = task_context_from_request(request)
         steps = steps_from_msgs(request.steps)
         situation = situation_from_check_request(request)
         if self.reasoner == "grounded":
-            put_plan_check(response, self._grounded_check(request, context, steps), steps)
+            check = self._grounded_check(model, request, context, steps)
+            put_plan_check(response, check, steps)
             return
         monitor = PlanMonitor(
-            self.model, context.phrases, threshold=self.threshold, calibration=self.calibration
+            model, context.phrases, threshold=self.threshold, calibration=self.calibration
         )
         check = monitor.check(steps, situation, context.task)
         if check.blocked is not None or not steps:
@@ -187,11 +226,13 @@ class CommonsenseNode(Node):
             focus = [*blocked_args, *request.focus_objects] or [
                 arg for step in steps for arg in step.args
             ]
-            generator = PredicateGenerator(self.model, reserved=frozenset(context.task.predicates))
+            generator = PredicateGenerator(model, reserved=frozenset(context.task.predicates))
             check = replace(check, fact=generator.generate(situation, context.task, focus))
         put_plan_check(response, check, steps)
 
-    def _grounded_check(self, request: CheckPlan.Request, context: Any, steps: list) -> PlanCheck:
+    def _grounded_check(
+        self, model: LanguageModel, request: CheckPlan.Request, context: Any, steps: list
+    ) -> PlanCheck:
         """One grounded decision, as verdicts per step up to the one it blocks; with no
         steps, only the fact (from grounding: no question)."""
         situation = situation_from_check_request(request)
@@ -200,7 +241,7 @@ class CommonsenseNode(Node):
             focus = list(request.focus_objects)
             return PlanCheck(fact=GroundedFacts(reserved).generate(situation, context.task, focus))
         monitor = GroundedMonitor(
-            self.model,
+            model,
             context.description,
             Thresholds(use=self.grounded.use_threshold, world=self.grounded.world_threshold),
             reserved=reserved,
@@ -211,6 +252,8 @@ class CommonsenseNode(Node):
     def _acquire(
         self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
     ) -> None:
+        check_acquire(request)
+        model = self._budgeted()
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
         context = task_context_from_request(request)
@@ -218,7 +261,7 @@ class CommonsenseNode(Node):
             self.grounded.role_threshold if self.reasoner == "grounded" else ROLE_THRESHOLD
         )
         acquirer = KnowledgeAcquirer(
-            self.model, context.phrases, threshold=self.threshold, role_threshold=role_threshold
+            model, context.phrases, threshold=self.threshold, role_threshold=role_threshold
         )
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
         if request.select_only:

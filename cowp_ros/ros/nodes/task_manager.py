@@ -52,6 +52,7 @@ from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
 from cowp_ros.cowp.ports import Acquirer, StepOutcome
 from cowp_ros.cowp.report import Event, strict_json
+from cowp_ros.cowp.report_file import write_new_report
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
@@ -62,6 +63,7 @@ from cowp_ros.ros.clients.planner_client import PlannerClient
 from cowp_ros.ros.clients.world_client import present_task
 from cowp_ros.ros.conversions import situation_from_msg, step_to_msg, steps_to_msgs
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
+from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, one_of, positive
@@ -177,6 +179,10 @@ class TaskManager(Node):
             )
 
     def on_goal(self, goal: RunTask.Goal) -> GoalResponse:
+        problem = goal_problem(goal)
+        if problem is not None:
+            self.get_logger().warning(f"rejected a RunTask goal: {problem}")
+            return GoalResponse.REJECT
         if self._busy.locked():
             self.get_logger().warning("rejected a RunTask goal: a task is already running")
             return GoalResponse.REJECT
@@ -189,13 +195,25 @@ class TaskManager(Node):
         return CancelResponse.ACCEPT
 
     def execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
-        with self._busy:
+        # Two goals sent together can both pass on_goal before either runs: the second
+        # to get here ends at once with a reason instead of waiting for the first.
+        if not self._busy.acquire(blocking=False):
+            self.get_logger().warning("aborted a RunTask goal: a task is already running")
+            goal_handle.abort()
+            return RunTask.Result(
+                success=False,
+                outcome="aborted",
+                explanation="aborted: a task is already running (one goal at a time)",
+            )
+        try:
             run = TaskRun(self, goal_handle)
             self._active = run
             try:
                 return run.result()
             finally:
                 self._active = None
+        finally:
+            self._busy.release()
 
     def on_shutdown(self) -> None:
         """End the run in flight (it reports `aborted: shutting down`) and give it
@@ -260,6 +278,12 @@ class RunEnd:
     explanation: str
 
 
+def told(end: RunEnd) -> str:
+    """The end as one line: "aborted: ...", never "aborted: aborted: ..."."""
+    prefix = f"{end.outcome.value}:"
+    return end.explanation if end.explanation.startswith(prefix) else f"{prefix} {end.explanation}"
+
+
 class TaskRun:
     """One RunTask goal: the loop, the feedback, the executed steps, the report."""
 
@@ -298,7 +322,7 @@ class TaskRun:
             # Only a client's cancel makes a goal canceled; anything else aborts it.
             end = RunEnd(Outcome.ABORTED, f"aborted: {self.cancel.reason}")
         report_path = self._write_report(end, time.monotonic() - started)
-        self.feedback(FeedbackPhase.DONE, f"{end.outcome.value}: {end.explanation}")
+        self.feedback(FeedbackPhase.DONE, told(end))
         result = RunTask.Result(
             success=end.outcome is Outcome.COMPLETED,
             outcome=end.outcome.value,
@@ -313,7 +337,7 @@ class TaskRun:
             self.goal.succeed()
         else:
             self.goal.abort()
-        self.log.info(f"{end.outcome.value}: {end.explanation}")
+        self.log.info(told(end))
         self.finished.set()
         return result
 
@@ -450,11 +474,10 @@ class TaskRun:
         if self.loop is not None:
             report = self.loop.finish_report()
             document["cowp"] = report.to_dict()
+        goal_id = bytes(self.goal.goal_id.uuid).hex()[:12]
         try:
-            self.node.report_dir.mkdir(parents=True, exist_ok=True)
-            path = self.node.report_dir / f"run_{time.strftime('%Y%m%d_%H%M%S')}.json"
-            path.write_text(strict_json(document))
-        except (OSError, ValueError) as err:
+            path = write_new_report(strict_json(document), self.node.report_dir, "run", goal_id)
+        except (CowpError, ValueError) as err:
             self.log.error(f"could not write the report to {self.node.report_dir}: {err}")
             return None
         return path.resolve()

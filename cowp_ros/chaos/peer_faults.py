@@ -1,0 +1,110 @@
+"""The hostile-peer family: any program on the ROS domain calling the graph's services.
+
+Each kind builds a `Scenario` whose command is `cowp chaos peer-run`: it starts the
+node under attack as its own process, sends the attack as a ROS peer would, and writes
+what came back to `graph.json` (`cowp_ros.ros.chaos_peer`). Besides every invariant of
+the other families (the run's processes, the planner's worker included, stay within
+memory; no traceback; nothing left running), a peer run must keep its own figures:
+the attack was refused with a message that names the bound (`refused`), at once
+(`answer_s`), and a search stopped at its memory cap stayed under it (`worker_peak_mb`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from cowp_ros.chaos.answers import SensibleModel
+from cowp_ros.chaos.faults import FaultContext, fault
+from cowp_ros.chaos.record import Scenario
+
+PEER_BOUND_S = 150.0
+"""Bring-up of one node on a busy machine, the attack, shutdown."""
+PEER_RSS_BYTES = 1536 * 2**20
+"""The node, its planner worker (capped at WORKER_MEMORY_MB), the attacking process."""
+WORKER_MEMORY_MB = 512
+ANSWER_WITHIN_S = 20.0
+
+
+def peer_scenario(
+    ctx: FaultContext,
+    attack: str,
+    node: str,
+    note: str,
+    expect: dict[str, float] | None = None,
+    **options: object,
+) -> Scenario:
+    spec = {"attack": attack, "node": node, **options}
+    # 215..232: valid on Linux, and apart from the 1..100 the graph kinds and tests draw
+    env = {"ROS_DOMAIN_ID": str(215 + ctx.rng.randrange(18)),
+           "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"}  # fmt: skip
+    model = SensibleModel()
+    return Scenario(
+        args=["chaos", "peer-run", "--out", "{folder}", "--llm-url", "{url}",
+              "--spec", json.dumps(spec)],
+        responder=model,
+        env=env,
+        waits_s=PEER_BOUND_S,
+        max_rss_bytes=PEER_RSS_BYTES,
+        expect={"refused": 1.0, "answer_s": ANSWER_WITHIN_S, **(expect or {})},
+        note=note,
+    )  # fmt: skip
+
+
+@fault("peer_plan_grounding", "peer", "a 750-byte Plan request that grounds 729M actions")
+def peer_plan_grounding(ctx: FaultContext) -> Scenario:
+    if ctx.rng.random() < 0.5:
+        return peer_scenario(ctx, "plan_grounding", "planner", "refused by the grounding bound")
+    # the grounding bound lifted: the worker's memory cap must end it, with the reason
+    return peer_scenario(
+        ctx, "plan_grounding", "planner",
+        f"grounding bound lifted: stopped at the {WORKER_MEMORY_MB} MB memory cap",
+        expect={"worker_peak_mb": float(WORKER_MEMORY_MB), "answer_s": 60.0},
+        set=["planner.max_ground_actions=1000000000", f"planner.memory_mb={WORKER_MEMORY_MB}"],
+        expect_text="memory budget",
+    )  # fmt: skip
+
+
+@fault("peer_plan_huge", "peer", "a Plan request with a 2.1 MB domain")
+def peer_plan_huge(ctx: FaultContext) -> Scenario:
+    kilobytes = ctx.pick([600, 2100, 8000])
+    return peer_scenario(
+        ctx, "plan_huge_pddl", "planner", f"a {kilobytes} KB domain", kilobytes=kilobytes
+    )
+
+
+@fault("peer_plan_hold", "peer", "a peer's endless search beside a normal Plan request")
+def peer_plan_hold(ctx: FaultContext) -> Scenario:
+    return peer_scenario(
+        ctx, "plan_beside_slow", "planner", "slow search in one slot", expect={"answer_s": 20.0},
+        set=["planner.max_timeout_s=15"],
+    )  # fmt: skip
+
+
+@fault("peer_candidates", "peer", "an AcquireKnowledge request with 300 candidates")
+def peer_candidates(ctx: FaultContext) -> Scenario:
+    count = ctx.pick([33, 300, 5000])
+    return peer_scenario(
+        ctx, "commonsense_candidates", "commonsense", f"{count} candidates", count=count
+    )
+
+
+@fault("peer_evil_name", "peer", "a candidate name holding PDDL: `mug) (:action evil`")
+def peer_evil_name(ctx: FaultContext) -> Scenario:
+    name = ctx.pick(["mug) (:action evil", f"mug {ctx.canary}", "mug;(:init)", "MUG"])
+    return peer_scenario(ctx, "commonsense_evil_name", "commonsense", f"name {name!r}", name=name)
+
+
+@fault("peer_template", "peer", "a phrase template with a 20 MB width or a conversion")
+def peer_template(ctx: FaultContext) -> Scenario:
+    template = ctx.pick(["fill {0:>20000000} from {1}", "fill {0!r} from {1}", "{0.__class__}"])
+    return peer_scenario(
+        ctx, "commonsense_template", "commonsense", f"template {template!r}", template=template
+    )
+
+
+@fault("peer_long_goal", "peer", "a RunTask goal whose task is 1-10 MB")
+def peer_long_goal(ctx: FaultContext) -> Scenario:
+    megabytes = ctx.pick([1, 10])
+    return peer_scenario(
+        ctx, "long_goal", "task_manager", f"a {megabytes} MB task name", megabytes=megabytes
+    )

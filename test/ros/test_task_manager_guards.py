@@ -1,0 +1,91 @@
+"""The task manager's guards, in process: goal fields bounded, one goal at a time even
+when two arrive together, one "aborted:" in the final line, one report file per goal."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import rclpy
+from rclpy.action import GoalResponse
+
+from cowp_interfaces.action import RunTask
+from cowp_ros.ros.nodes.task_manager import TaskManager
+
+pytestmark = [pytest.mark.ros]
+
+
+class FakeGoal:
+    """The parts of a ServerGoalHandle a run uses, recorded."""
+
+    def __init__(self, task: str) -> None:
+        self.request = RunTask.Goal(task=task)
+        self.goal_id = SimpleNamespace(uuid=list(uuid.uuid4().bytes))
+        self.is_cancel_requested = False
+        self.feedback: list[Any] = []
+        self.ended = ""
+
+    def publish_feedback(self, message: Any) -> None:
+        self.feedback.append(message)
+
+    def abort(self) -> None:
+        self.ended = "aborted"
+
+    def succeed(self) -> None:
+        self.ended = "succeeded"
+
+    def canceled(self) -> None:
+        self.ended = "canceled"
+
+
+@pytest.fixture
+def manager(tmp_path: Path) -> Iterator[TaskManager]:
+    rclpy.init()
+    node = TaskManager()
+    node.report_dir = tmp_path / "reports"
+    yield node
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def test_a_huge_task_name_is_rejected(manager: TaskManager) -> None:
+    assert manager.on_goal(RunTask.Goal(task="x" * 10_000_000)) == GoalResponse.REJECT
+    assert manager.on_goal(RunTask.Goal(task="serve\x1b[2J water")) == GoalResponse.REJECT
+    assert manager.on_goal(RunTask.Goal(task="serve water")) == GoalResponse.ACCEPT
+
+
+def test_a_second_goal_that_slipped_past_the_check_ends_at_once(manager: TaskManager) -> None:
+    """Both goals passed on_goal before either ran: the second must not wait for the
+    first (it ends aborted, saying why)."""
+    manager._busy.acquire()  # the first goal is running
+    goal = FakeGoal("serve_water")
+    results: list[Any] = []
+    second = threading.Thread(target=lambda: results.append(manager.execute(goal)), daemon=True)
+    second.start()
+    second.join(3.0)
+    blocked = second.is_alive()
+    manager._busy.release()
+    assert not blocked, "the second goal waited for the first"
+    assert goal.ended == "aborted" and "already running" in results[0].explanation
+
+
+def test_the_final_line_says_aborted_once(manager: TaskManager) -> None:
+    goal = FakeGoal("make_coffee")
+    result = manager.execute(goal)
+    assert result.outcome == "aborted" and result.explanation.startswith("aborted: ")
+    last = goal.feedback[-1].last_event
+    assert last.startswith("aborted: ") and not last.startswith("aborted: aborted")
+
+
+def test_quick_goals_get_a_report_each(manager: TaskManager) -> None:
+    paths = {manager.execute(FakeGoal("make_coffee")).report_path for _ in range(6)}
+    assert len(paths) == 6 and all(paths)
+    assert len(list((manager.report_dir).glob("*.json"))) == 6
+    for path in paths:
+        assert json.loads(Path(path).read_text())["outcome"] == "aborted"
