@@ -58,7 +58,7 @@ from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import BenchMethod, MethodContext
 from cowp_ros.bench.privileged import PRIVILEGED_METHODS, PrivilegedAccess, qualified_name
-from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.bench.simulator import ScheduledEvent, World, senses_only
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import PlanningTask
@@ -72,6 +72,16 @@ JOURNAL = "journal"
 CONFERENCE = "conference"
 PROTOCOLS = (JOURNAL, CONFERENCE)
 ARCHIVE = "trials.tar.xz"
+BENCH_VERSION = 3
+"""The world's and the judge's semantics. 3: silent harms succeed and fail the trial,
+`beyond_skills` stops its own action, the no-model controls, handling split by how.
+A run's config.json carries it (none: 2), so trials of two versions never mix and a
+kept table says which version it measured."""
+
+
+def saved_version(config: dict[str, Any]) -> int:
+    """The bench version of a run's saved config.json (written before v3: 2)."""
+    return int(config.get("bench_version", 2))
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,7 @@ class BenchSettings:
     distractor_p: float = 0.0
     distractors: tuple[Distractor, ...] = ()
     model: str = ""
+    bench_version: int = BENCH_VERSION
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -196,9 +207,46 @@ def draw_trial(
                 events.append(ScheduledEvent("distractor", f"d/{at}", picked.text, action, at))
     cast = cast_of(spec, problem, reference)
     events = [_cast(e, cast, annotation) for e in events]
-    return Trial(
-        spec.name, index, seed, problem, reference, classify(events, reference, spec), cast
-    )
+    classified = [
+        replace(e, alternative=alternative_present(e, problem, reference, annotation))
+        for e in classify(events, reference, spec)
+    ]
+    return Trial(spec.name, index, seed, problem, reference, tuple(classified), cast)
+
+
+def alternative_present(
+    event: ScheduledEvent,
+    problem: PlanningTask,
+    reference: Sequence[PlanStep],
+    annotation: TaskAnnotation,
+) -> bool:
+    """Does the trial hold an object a person would accept for each object `event`
+    disables: another object of its kind, or a kind the judge accepts in its role for
+    every step of the reference plan that uses it? (A `beyond_skills` situation: yes
+    unless the judge files declare it unsolvable.) The oracle's figure is read over the
+    blocking situations where this holds; the others are counted apart."""
+    effect = event.effect
+    if event.kind != "situation" or effect is None or not event.blocking:
+        return True
+    if effect.effect is not Effect.DISABLES:
+        return not event.unsolvable
+    present = problem.problem_object_names
+    for target in event.targets:
+        kind = problem.objects.get(target)
+        if kind is None:
+            continue
+        actions = {base_action_name(s.action) for s in reference if target in s.args}
+        accepted = set(annotation.accepted_for_role(kind, actions))
+        if not any(
+            other not in event.targets
+            and (
+                problem.is_subtype(problem.objects[other], kind)
+                or problem.objects[other] in accepted
+            )
+            for other in present
+        ):
+            return False
+    return True
 
 
 def cast_of(spec: TaskSpec, problem: PlanningTask, reference: Sequence[PlanStep]) -> dict[str, str]:
@@ -284,9 +332,10 @@ def classify(
 
     Events fire at the first attempt of a step of their action (in `at` order); walking
     the reference plan gives where the closed-world plan sees each. A situation is
-    blocking when its effect stops that step or a later one of the plan: it disables an
-    object one of them uses (a release step aside), or puts their action beyond the
-    robot's skills. So the closed-world planner, which executes exactly this plan,
+    blocking when its effect stops or harms that step or a later one of the plan: it
+    disables an object one of them uses (a release step aside, and a perception or
+    navigation step where the harm is silent), or puts their action beyond the robot's
+    skills. So the closed-world planner, which executes exactly this plan,
     handles no blocking situation by construction.
     """
     pending = sorted(events, key=lambda e: (e.at, e.kind != "distractor"))
@@ -305,11 +354,15 @@ def classify(
             rest = reference[start:]
             effect = event.effect
             if effect.effect is Effect.BEYOND_SKILLS:
-                blocking = any(base_action_name(s.action) == event.action for s in rest)
+                action = event.blocked_action
+                harms = not (effect.silent and senses_only(action))
+                blocking = harms and any(base_action_name(s.action) == action for s in rest)
             elif effect.effect is Effect.DISABLES:
                 targets = set(event.targets)
                 blocking = any(
-                    base_action_name(s.action) not in spec.release_actions and targets & set(s.args)
+                    base_action_name(s.action) not in spec.release_actions
+                    and not (effect.silent and senses_only(base_action_name(s.action)))
+                    and targets & set(s.args)
                     for s in rest
                 )
         classified.append(replace(event, blocking=blocking))
@@ -386,6 +439,8 @@ def run_one(
         entry = event.to_dict() | {"fired": event.key in fired, "changed": event.key in changed}
         if event.kind == "situation":
             entry["handled"] = bool(event.blocking and entry["fired"] and completed)
+            entry["how"] = world.how_handled(event) if entry["handled"] else ""
+            entry["gave_up_rightly"] = bool(event.blocking and world.gave_up_rightly(event))
             situations.append(entry)
         else:
             distractors.append(entry)
@@ -457,6 +512,7 @@ def check_config(out: Path, settings: BenchSettings) -> None:
     wanted = settings.to_dict()
     if path.is_file():
         saved = json.loads(path.read_text())
+        saved["bench_version"] = saved_version(saved)
         if saved != wanted:
             differ = sorted(k for k in wanted if saved.get(k) != wanted[k])
             raise CowpError(
