@@ -57,7 +57,7 @@ from cowp_ros.bench.annotations import Effect, TaskAnnotation
 from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import BenchMethod, MethodContext
-from cowp_ros.bench.privileged import PRIVILEGED_METHODS, PrivilegedAccess, qualified_name
+from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
 from cowp_ros.bench.simulator import ScheduledEvent, World, senses_only
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
@@ -377,7 +377,7 @@ def max_attempts(trial: Trial) -> int:
 def privileged_for(method_cls: type[BenchMethod], world: World) -> PrivilegedAccess | None:
     """The oracle's access for the registered oracle class; None for every other method."""
     wants = bool(getattr(method_cls, "privileged", False))
-    registered = qualified_name(method_cls) in PRIVILEGED_METHODS
+    registered = is_privileged(method_cls)
     if wants and not registered:
         raise CowpError(
             f"benchmark method {method_cls.name!r} asks for privileged access",

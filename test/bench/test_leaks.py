@@ -105,6 +105,11 @@ def test_only_the_registered_oracle_gets_privileged_access() -> None:
     impostor = type("Impostor", (Peeker,), {"privileged": True, "name": "impostor"})
     with pytest.raises(CowpError, match="asks for privileged access"):
         privileged_for(impostor, world)
+    # a class that copies the oracle's names is not the oracle: privilege is by identity
+    twin = type("Oracle", (Peeker,), {"privileged": True, "name": "oracle"})
+    twin.__module__, twin.__qualname__ = oracle.__module__, oracle.__qualname__
+    with pytest.raises(CowpError, match="asks for privileged access"):
+        privileged_for(twin, world)
 
 
 def test_method_context_carries_no_judge_file() -> None:
