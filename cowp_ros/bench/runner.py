@@ -25,8 +25,10 @@ probability and random stream, so adding them does not change which situations a
 has. A distractor tied to a task is raised only in that task's trials, preferably at
 its own step.
 
-Methods run against a `World` through its robot view only; the oracle alone also gets
-its privileged access. `--jobs N` runs N trials at once (threads; each has its own
+Methods run against a `World` through its robot view only, in a process of their own
+(`boundary`: the world, the schedule and the judge stay in the runner's process); the
+oracle alone also gets its privileged access, by a token drawn for the trial.
+`--jobs N` runs N trials at once (threads, each with its method process and its own
 model client over the one server and answer cache); every record depends only on the
 seed, so the results are those of `--jobs 1`.
 
@@ -46,7 +48,6 @@ import sys
 import tarfile
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -54,9 +55,10 @@ from pathlib import Path
 from typing import Any
 
 from cowp_ros.bench.annotations import Effect, TaskAnnotation
+from cowp_ros.bench.boundary import BoundaryError, run_behind_boundary
 from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
-from cowp_ros.bench.methods import BenchMethod, MethodContext
+from cowp_ros.bench.methods import BenchMethod
 from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
 from cowp_ros.bench.simulator import ScheduledEvent, World, senses_only
 from cowp_ros.errors import CowpError
@@ -409,26 +411,26 @@ def run_one(
         max_attempts=max_attempts(trial),
         cast=trial.cast,
     )
-    context = MethodContext(
-        spec=spec,
-        planner=planner,
-        model=metered,
-        seed=trial.seed,
-        options=dict(options or {}),
-        privileged=privileged_for(method_cls, world),
-    )
+    privileged = privileged_for(method_cls, world)
     started = time.monotonic()
-    error = ""
-    method: BenchMethod | None = None
     try:
-        method = method_cls(context)
-        method.run(world.view())
-        if not world.finished:
-            world.give_up("the method returned before the goal was reached")
-    except Exception as err:  # a method's bug must not stop a long run; it is recorded
-        error = "".join(traceback.format_exception_only(type(err), err)).strip()
+        error, trace = run_behind_boundary(
+            method_cls,
+            spec,
+            planner,
+            world.view(),
+            trial.seed,
+            dict(options or {}),
+            metered,
+            privileged,
+        )
+    except BoundaryError as err:
+        error, trace = f"BoundaryError: {err}", []
+    if error:
         world.give_up(f"error: {error}")
         print(f"\n{method_cls.name} {trial.name}: {error}", file=sys.stderr)
+    elif not world.finished:
+        world.give_up("the method returned before the goal was reached")
     record = world.record
     fired = {f["key"] for f in record.fired}
     changed = {c["key"] for c in record.changed_by_harmless}
@@ -466,7 +468,7 @@ def run_one(
             "seconds": round(usage.seconds, 3) if usage else 0.0,
         },
         "episode": record.to_dict(),
-        "trace": method_trace(method),
+        "trace": trace,
     }
 
 
