@@ -241,6 +241,18 @@ def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             lambda r: [d for d in r.get("distractors", []) if d["fired"]],
             lambda d: d["changed"],
         ),
+        "distractors_changed_by_file": {
+            source: per_trial(
+                records,
+                lambda r, source=source: [
+                    d for d in r.get("distractors", []) if d["fired"] and d["object"] == source
+                ],
+                lambda d: d["changed"],
+            )
+            for source in sorted(
+                {d.get("object", "") for r in records for d in r.get("distractors", [])} - {""}
+            )
+        },
         "situations_drawn": len(situations),
         "harmless_dataset_raised": len(dataset_harmless),
         "harmful_trials": sum(bool(r["episode"]["harmful"]) for r in records),
@@ -518,6 +530,8 @@ def markdown(result: dict[str, Any], header: str) -> str:
             notes.append(f"{o['harmful_trials']} trial(s) had a harmful step")
         if o["distractors_changed"]["n"]:
             notes.append(f"distractors: changed {fmt_rate(o['distractors_changed'])}")
+        for source, changed in o.get("distractors_changed_by_file", {}).items():
+            notes.append(f"distractors of {source}: changed {fmt_rate(changed)}")
         if o["harmless_situations_changed"]["n"]:
             notes.append(
                 f"harmless dataset situations: changed {fmt_rate(o['harmless_situations_changed'])}"

@@ -93,8 +93,12 @@ class Distractor:
     text: str
     task: str = ""
     step: str = ""
+    source: str = ""
+    """The file it came from when a run reads several (each reported apart), else ""."""
 
     def to_dict(self) -> dict[str, str] | str:
+        if self.source:
+            return {"text": self.text, "task": self.task, "step": self.step, "source": self.source}
         return (
             {"text": self.text, "task": self.task, "step": self.step}
             if (self.task or self.step)
@@ -206,7 +210,11 @@ def draw_trial(
         if settings.distractors and distractor_rng.random() < settings.distractor_p:
             picked = pick_distractor(settings.distractors, spec.name, action, distractor_rng)
             if picked is not None:
-                events.append(ScheduledEvent("distractor", f"d/{at}", picked.text, action, at))
+                events.append(
+                    ScheduledEvent(
+                        "distractor", f"d/{at}", picked.text, action, at, about=picked.source
+                    )
+                )
     cast = cast_of(spec, problem, reference)
     events = [_cast(e, cast, annotation) for e in events]
     classified = [

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--distractors",
         help="file of benign sentences raised as situations that should change nothing: "
         "one a line, or a JSON/YAML list whose items may name their task and step (as "
-        "`cowp monitor benign` writes them)",
+        "`cowp monitor benign` writes them); several files, comma-separated, are reported "
+        "apart (e.g. the project's own and ../shared/data/distractors/test_near_miss.yaml)",
     )
     parser.add_argument(
         "--distractor-p",
@@ -170,6 +172,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_llm_arguments(parser)
     add_model_arguments(parser)
     parser.set_defaults(func=run_bench)
+
+
+def read_distractor_files(paths: str) -> tuple[Distractor, ...]:
+    """`--distractors A,B`: one file as before; several, each sentence tagged with its
+    file's name (`Distractor.source`) so the results give each file's figure apart."""
+    files = [p.strip() for p in paths.split(",") if p.strip()]
+    if len(files) == 1:
+        return read_distractors(files[0])
+    names = [Path(f).stem for f in files]
+    if len(set(names)) < len(names):
+        raise CowpError(
+            f"--distractors names two files of the same name: {', '.join(files)}",
+            hint="each file's figure is reported under its name: rename one",
+        )
+    return tuple(
+        replace(d, source=name)
+        for file, name in zip(files, names, strict=True)
+        for d in read_distractors(file)
+    )
 
 
 def read_distractors(path: str) -> tuple[Distractor, ...]:
@@ -273,7 +294,7 @@ def run_bench(args: argparse.Namespace) -> int:
         return _pairs(specs, dataset, annotations, make_planner(args.planner))
     methods = method_registry.select([m.strip() for m in args.methods.split(",") if m.strip()])
     out = Path(args.out)
-    distractors = read_distractors(args.distractors) if args.distractors else ()
+    distractors = read_distractor_files(args.distractors) if args.distractors else ()
     if args.llm_timeout is None:
         args.llm_timeout = BENCH_LLM_TIMEOUT_S
     settings = settings_from_args(args)
