@@ -354,30 +354,33 @@ class World:
     def how_handled(self, event: ScheduledEvent) -> str:
         """How the trial got past a raised blocking situation, from the steps done after it.
 
-        `stand_in`: another kind of object took a disabled object's role; `same_kind`:
-        another object of its own kind did; `plan_change`: neither (another way to the
-        goal, or a `beyond_skills` action avoided). "" if it was never raised.
+        `stand_in`: another kind of object took the role of an object it disabled, or a
+        role of the action it put beyond the robot's skills (a broom sweeping in a power
+        outage); `same_kind`: another object of a disabled object's kind did;
+        `plan_change`: neither (another way to the goal). "" if it was never raised.
         """
         if event.key not in self._fired_at:
             return ""
         after = self._done[self._fired_at[event.key][0] :]
         world = self._world
+        kinds = {world.objects[t] for t in event.targets if t in world.objects}
+        effect = event.effect
+        if effect is not None and effect.effect is Effect.BEYOND_SKILLS:
+            blocked = event.blocked_action
+            if blocked in world.actions:
+                kinds |= set(world.parameter_types(blocked))
         how = "plan_change"
-        for target in event.targets:
-            kind = world.objects.get(target)
-            if kind is None:
+        for step in after:
+            base = base_action_name(step.action)
+            if base in self.spec.release_actions:
                 continue
-            for step in after:
-                base = base_action_name(step.action)
-                if base in self.spec.release_actions:
+            for role, arg in zip(world.parameter_types(base), step.args, strict=True):
+                if arg in event.targets or not any(world.is_subtype(k, role) for k in kinds):
                     continue
-                for role, arg in zip(world.parameter_types(base), step.args, strict=True):
-                    if arg == target or not world.is_subtype(kind, role):
-                        continue
-                    if world.is_subtype(world.objects[arg], kind):
-                        how = "same_kind" if how == "plan_change" else how
-                    else:
-                        return "stand_in"
+                if not world.is_subtype(world.objects[arg], role):
+                    return "stand_in"
+                if event.targets and any(world.objects[arg] == k for k in kinds):
+                    how = "same_kind"
         return how
 
     def gave_up_rightly(self, event: ScheduledEvent) -> bool:
@@ -396,8 +399,13 @@ class World:
         )
 
     def stand_in_needed(self, role_type: str) -> bool:
-        """A stand-in counts only once a situation made the role's own object unusable."""
-        return any(o in self.disabled for o in self.role_objects.get(role_type, ()))
+        """A stand-in counts only once a situation made the role's own object unusable,
+        or put an action of the role beyond the robot's skills (a power outage: the
+        vacuum cannot clean, a broom can sweep)."""
+        if any(o in self.disabled for o in self.role_objects.get(role_type, ())):
+            return True
+        world = self._world
+        return any(role_type in world.parameter_types(a) for a in self.beyond if a in world.actions)
 
     def _judge_step(self, step: PlanStep, base: str) -> None:
         """Rate each stand-in of an executed step: accepted for this action, and needed."""

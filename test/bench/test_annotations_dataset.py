@@ -56,9 +56,11 @@ def test_effects_come_from_overrides_object_words_or_the_default_object() -> Non
 
 def test_stand_ins_are_judged_per_action_and_counted() -> None:
     annotation = load_annotation(ANNOTATIONS / "clean_area.yaml")
-    assert annotation.accepts("vacuum", "broom", "clean_area")
+    assert annotation.accepts("vacuum", "broom", "sweep_area")
     assert not annotation.accepts("vacuum", "broom", "plug_vacuum")  # no plugging a broom
-    assert not annotation.accepts("vacuum", "mop", "clean_area")
+    assert not annotation.accepts("vacuum", "broom", "clean_area")  # a broom is never on
+    assert annotation.accepts("vacuum", "mop", "sweep_area")
+    assert not annotation.accepts("vacuum", "bucket", "sweep_area")
     assert annotation.counts["stand_ins.vacuum.broom.plug_vacuum=no"] == 1
     assert annotation.accepted_for_role("vacuum", ["grasp_vacuum", "plug_vacuum"]) == []
     fill = load_annotation(ANNOTATIONS / "fill_cup.yaml")

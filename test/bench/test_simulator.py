@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from bench_fixtures import PRESENT, disables, fill_cup, situation, world
+from bench_fixtures import ANNOTATIONS, PRESENT, disables, fill_cup, situation, world
 
 from cowp_ros.bench.annotations import Effect, Harm, SituationEffect, load_annotation
 from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import PlanStep
+from cowp_ros.tasks import get_task
 
 PLAN = [
     PlanStep("find_faucet", ("faucet_1",)),
@@ -288,3 +290,32 @@ def test_how_a_handled_situation_was_handled() -> None:
     run(w, WITH_BOWL)
     assert w.record.completed and w.how_handled(broken) == "stand_in"
     assert world(broken).how_handled(broken) == ""  # never raised
+
+
+def test_a_broom_sweeps_the_area_once_a_power_outage_stops_the_vacuum() -> None:
+    spec = get_task("clean_area")
+    task = keep_objects(spec.load_house(), ["vacuum_1", "outlet_1", "table_1", "area_1", "broom_1"])
+    annotation = load_annotation(ANNOTATIONS / "clean_area.yaml")
+    outage = ScheduledEvent(
+        "situation", "1/0", "there is a power outage.", "turnon_vacuum", 0,
+        SituationEffect(Effect.BEYOND_SKILLS, (), "", "situations.0"), "power", True,
+    )  # fmt: skip
+    sweep = [
+        PlanStep("put_down", ("vacuum_1", "table_1")),
+        PlanStep("grasp_vacuum", ("broom_1",)),
+        PlanStep("sweep_area", ("broom_1", "area_1", "table_1")),
+    ]
+    start = [
+        PlanStep("find_table", ("table_1",)),
+        PlanStep("grasp_vacuum", ("vacuum_1",)),
+        PlanStep("plug_vacuum", ("vacuum_1", "outlet_1")),
+    ]
+    w = World(spec, task, (outage,), annotation, max_attempts=20)
+    run(w, start)
+    assert w.execute(PlanStep("turnon_vacuum", ("vacuum_1",))).situation
+    assert all(o.executed for o in run(w, sweep))
+    assert w.record.completed and w.how_handled(outage) == "stand_in"
+    # without an outage the broom is a stand-in nobody needed
+    w = World(spec, task, (), annotation, max_attempts=20)
+    run(w, [*start[:1], *sweep[1:]])
+    assert w.record.goal_reached and not w.record.completed

@@ -63,7 +63,9 @@ class Knowledge:
         if task.is_subtype(kind, role):
             return True
         own = self.role_objects.get(role, ())
-        needed = any(o in self.disabled for o in own)
+        needed = any(o in self.disabled for o in own) or any(
+            role in task.parameter_types(a) for a in self.beyond if a in task.actions
+        )
         return needed and kind in self.accepted(role, action)
 
     def ok_atoms(self, objects: Sequence[str]) -> set[Atom]:
