@@ -323,6 +323,7 @@ def aggregate(
     result["judge"] = judge_counts(records)
     if ORACLE in by_method:
         result["oracle_failures"] = oracle_failures(by_method[ORACLE])
+        result["oracle_misses"] = oracle_misses(by_method[ORACLE])
     return result
 
 
@@ -373,6 +374,36 @@ def oracle_failures(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     return dict(reasons.most_common())
 
 
+def oracle_misses(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each blocking situation the oracle left unhandled although it is solvable and an
+    acceptable object was present, with the reason (for a reviewer to weigh)."""
+    misses = []
+    for r in records:
+        blocking = _blocking(r)
+        for s in blocking:
+            if s["handled"] or s.get("unsolvable") or not s.get("alternative_present", True):
+                continue
+            others = [x for x in blocking if x is not s]
+            if any(x.get("unsolvable") for x in others):
+                reason = "another situation of the trial is unsolvable"
+            elif any(not x.get("alternative_present", True) for x in others):
+                reason = "another situation of the trial had no acceptable object present"
+            elif not s["fired"]:
+                reason = "not raised: the oracle had stopped at an earlier situation"
+            else:
+                reason = f"no plan over the objects present ({r['episode'].get('gave_up', '')})"
+            misses.append(
+                {
+                    "trial": f"{r['task']}-{r['index']:04d}",
+                    "situation": s["text"],
+                    "at": s["action"],
+                    "alternatives": s.get("alternatives", []),
+                    "reason": reason,
+                }
+            )
+    return misses
+
+
 def judge_counts(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
     """How many judgements each annotation rule made, per task.
 
@@ -388,7 +419,8 @@ def judge_counts(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[
             key = (r["task"], r["index"], s["key"])
             if key not in seen:
                 seen.add(key)
-                effects[r["task"]][f"{s['rule']} -> {s['effect']}"] += 1
+                harm = f"/{s['harm']}" if s.get("harm") else ""
+                effects[r["task"]][f"{s['rule']} -> {s['effect']}{harm}"] += 1
         for j in r["episode"].get("judgements", []):
             if " by stand_ins." in j:
                 stand_ins[r["task"]][j.rsplit(" by ", 1)[0]] += 1
@@ -541,6 +573,18 @@ def markdown(result: dict[str, Any], header: str) -> str:
     if result.get("oracle_failures"):
         failures = "; ".join(f"{k}: {v}" for k, v in result["oracle_failures"].items())
         lines += ["", f"Oracle trials with a solvable blocking situation unhandled: {failures}."]
+    if result.get("oracle_misses"):
+        lines += [
+            "",
+            "The oracle's misses where an acceptable object was present, each with its reason:",
+            "",
+        ]
+        for miss in result["oracle_misses"]:
+            alternatives = ", ".join(miss["alternatives"]) or "-"
+            lines.append(
+                f"- {miss['trial']}: {miss['situation']!r} at {miss['at']} (present: "
+                f"{alternatives}): {miss['reason']}"
+            )
     lines += ["", "Judge decisions: situation effects (per drawn situation), by rule:", ""]
     for task, kinds in result["judge"].items():
         effects = "; ".join(f"{k}: {v}" for k, v in kinds["effects"].items()) or "none"

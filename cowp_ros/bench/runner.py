@@ -217,46 +217,51 @@ def draw_trial(
                 )
     cast = cast_of(spec, problem, reference)
     events = [_cast(e, cast, annotation) for e in events]
-    classified = [
-        replace(e, alternative=alternative_present(e, problem, reference, annotation))
-        for e in classify(events, reference, spec)
-    ]
+    classified = []
+    for event in classify(events, reference, spec):
+        found = alternatives(event, problem, reference, annotation)
+        classified.append(replace(event, alternative=found is not None, alternatives=found or ()))
     return Trial(spec.name, index, seed, problem, reference, tuple(classified), cast)
 
 
-def alternative_present(
+def alternatives(
     event: ScheduledEvent,
     problem: PlanningTask,
     reference: Sequence[PlanStep],
     annotation: TaskAnnotation,
-) -> bool:
-    """Does the trial hold an object a person would accept for each object `event`
-    disables: another object of its kind, or a kind the judge accepts in its role for
-    every step of the reference plan that uses it? (A `beyond_skills` situation: yes
-    unless the judge files declare it unsolvable.) The oracle's figure is read over the
-    blocking situations where this holds; the others are counted apart."""
+) -> tuple[str, ...] | None:
+    """The trial's objects a person would accept for the objects `event` disables:
+    others of their kind, or kinds the judge accepts in their role for every step of
+    the reference plan that uses them; None when some disabled object has none. (A
+    `beyond_skills` situation: () unless the judge files declare it unsolvable, then
+    None.) The oracle's figure is read over the blocking situations with some; the
+    others are counted apart."""
     effect = event.effect
     if event.kind != "situation" or effect is None or not event.blocking:
-        return True
+        return ()
     if effect.effect is not Effect.DISABLES:
-        return not event.unsolvable
-    present = problem.problem_object_names
+        return None if event.unsolvable else ()
+    present = sorted(problem.problem_object_names)
+    found: list[str] = []
     for target in event.targets:
         kind = problem.objects.get(target)
         if kind is None:
             continue
         actions = {base_action_name(s.action) for s in reference if target in s.args}
         accepted = set(annotation.accepted_for_role(kind, actions))
-        if not any(
-            other not in event.targets
+        usable = [
+            other
+            for other in present
+            if other not in event.targets
             and (
                 problem.is_subtype(problem.objects[other], kind)
                 or problem.objects[other] in accepted
             )
-            for other in present
-        ):
-            return False
-    return True
+        ]
+        if not usable:
+            return None
+        found.extend(o for o in usable if o not in found)
+    return tuple(found)
 
 
 def cast_of(spec: TaskSpec, problem: PlanningTask, reference: Sequence[PlanStep]) -> dict[str, str]:

@@ -90,6 +90,8 @@ class ScheduledEvent:
     """For a blocking situation: whether the trial's present objects include one a person
     would accept in each disabled object's role (another of its kind, or a stand-in the
     judge accepts for the role's steps in the plan); see `runner.alternative_present`."""
+    alternatives: tuple[str, ...] = ()
+    """Those objects, by name (a reader of a miss sees what the oracle could have used)."""
 
     @property
     def blocked_action(self) -> str:
@@ -108,6 +110,8 @@ class ScheduledEvent:
             "unsolvable": self.unsolvable,
             "alternative_present": self.alternative,
         }
+        if self.alternatives:
+            data["alternatives"] = list(self.alternatives)
         if self.effect is not None:
             data["effect"] = self.effect.effect.value
             data["targets"] = list(self.targets)

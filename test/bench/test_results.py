@@ -174,3 +174,25 @@ def test_handling_by_how_silent_harms_apart_and_beyond_the_better_control() -> N
     assert any(
         "no acceptable object among the present half" in k for k in result["oracle_failures"]
     )
+
+
+def test_each_oracle_miss_with_an_acceptable_object_present_has_a_reason() -> None:
+    no_plan = record("oracle", "plate_to_sink", False, [v3_situation(False)], 0)
+    no_plan["situations"][0] |= {"text": "the plate is broken.", "action": "grasp_plate",
+                                 "alternatives": ["plate_3"]}  # fmt: skip
+    no_plan["episode"]["gave_up"] = "oracle: no plan reaches the goal (unusable: plate_1)"
+    beside = record("oracle", "plate_to_sink", False, [
+        v3_situation(False) | {"text": "a.", "action": "walk"},
+        v3_situation(False, alternative_present=False) | {"text": "b.", "action": "walk"},
+    ], 1)  # fmt: skip
+    alone = record("oracle", "plate_to_sink", False, [
+        v3_situation(False, alternative_present=False) | {"text": "c.", "action": "walk"}
+    ], 2)  # fmt: skip
+    result = aggregate([no_plan, beside, alone], ["oracle"], {}, {"test": ["plate_to_sink"]})
+    assert [(m["trial"], m["situation"]) for m in result["oracle_misses"]] == [
+        ("plate_to_sink-0000", "the plate is broken."),
+        ("plate_to_sink-0001", "a."),
+    ]
+    assert result["oracle_misses"][0]["reason"].startswith("no plan over the objects present")
+    assert "had no acceptable object" in result["oracle_misses"][1]["reason"]
+    assert "(present: plate_3): no plan" in markdown(result, "# h")
