@@ -75,6 +75,25 @@ def test_kept_evidence_rebuilds_the_same_table_from_the_archive(
     assert "other settings (protocol)" in capsys.readouterr().err
 
 
+def test_trials_of_an_older_bench_version_are_reported_never_mixed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--methods", "cw", "--tasks", "pour_coke", "--trials", "1", "--no-plots"]
+    assert bench(tmp_path, *args) == 0
+    config = tmp_path / "out" / "config.json"
+    saved = json.loads(config.read_text())
+    assert saved["bench_version"] == 3
+    del saved["bench_version"]  # as a run of bench v2 wrote it
+    config.write_text(json.dumps(saved))
+    capsys.readouterr()
+    assert bench(tmp_path, *args, "--report-only") == 0
+    captured = capsys.readouterr()
+    assert "holds bench v2 trials" in captured.err and "would not reproduce them" in captured.err
+    assert (tmp_path / "out" / "results.md").read_text().startswith("# cowp bench v2:")
+    assert bench(tmp_path, *args) == 1  # running more into it would mix two versions
+    assert "other settings (bench_version)" in capsys.readouterr().err
+
+
 def test_the_conference_protocol_has_one_situation_a_trial(tmp_path: Path) -> None:
     assert bench(tmp_path, "--methods", "cw", "--trials", "4", "--protocol", "conference",
                  "--split", "test", "--no-plots") == 0  # fmt: skip
