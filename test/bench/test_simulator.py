@@ -319,3 +319,25 @@ def test_a_broom_sweeps_the_area_once_a_power_outage_stops_the_vacuum() -> None:
     w = World(spec, task, (), annotation, max_attempts=20)
     run(w, [*start[:1], *sweep[1:]])
     assert w.record.goal_reached and not w.record.completed
+
+
+def test_any_sink_takes_the_plate_when_the_kitchen_sink_is_full() -> None:
+    spec = get_task("plate_to_sink")
+    task = keep_objects(spec.load_house(), ["plate_1", "table_1", "sink_1", "sink_2", "room_1"])
+    annotation = load_annotation(ANNOTATIONS / "plate_to_sink.yaml")
+    full = ScheduledEvent(
+        "situation", "9/0", "the sink is full.", "walk_sink", 0,
+        SituationEffect(Effect.DISABLES, ("sink_1",), "", "default object"), "sink", True,
+        ("sink_1",),
+    )  # fmt: skip
+    w = World(spec, task, (full,), annotation, max_attempts=20)
+    steps = [
+        PlanStep("walk", ("room_1",)),
+        PlanStep("walk_table", ("table_1", "room_1")),
+        PlanStep("grasp_plate", ("plate_1", "table_1")),
+    ]
+    assert all(o.executed for o in run(w, steps))
+    assert w.execute(PlanStep("walk_sink", ("sink_1",))).situation == "the sink is full."
+    assert not w.execute(PlanStep("walk_sink", ("sink_1",))).executed
+    run(w, [PlanStep("walk_sink", ("sink_2",)), PlanStep("place_plate", ("plate_1", "sink_2"))])
+    assert w.record.completed and w.how_handled(full) == "same_kind"
