@@ -51,6 +51,19 @@ class Effect(enum.Enum):
     NO_EFFECT = "no_effect"  # nothing the robot does is blocked
 
 
+class Harm(enum.Enum):
+    """Whether the robot would notice a blocking effect by trying.
+
+    A visible harm (missing, broken, stuck, too heavy) makes the step fail where the
+    robot can see it. A silent one (dirty, contaminated, occupied by something the
+    gripper would not notice, too hot) lets the step succeed: the harm is done, the
+    judge records it and the trial fails. Only understanding the sentence avoids it.
+    """
+
+    VISIBLE = "visible"
+    SILENT = "silent"
+
+
 @dataclass(frozen=True)
 class SituationEffect:
     """A situation's effect; `targets_at(action)` are the objects it disables there."""
@@ -60,6 +73,20 @@ class SituationEffect:
     why: str
     rule: str  # which annotation rule decided it, for the judgement counts
     at: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    harm: Harm = Harm.VISIBLE
+    action: str = ""
+    """For `beyond_skills`: the action it puts beyond the robot's skills ("the water is
+    hot" stops filling, whichever step it was noticed at); "" = the step it was raised at."""
+
+    @property
+    def silent(self) -> bool:
+        return self.harm is Harm.SILENT
+
+    def judged_as(self) -> str:
+        """The effect as the consistency check compares it: `disables/silent`..."""
+        if self.effect is Effect.NO_EFFECT:
+            return self.effect.value
+        return f"{self.effect.value}/{self.harm.value}"
 
     def targets_at(self, action: str) -> tuple[str, ...]:
         """The objects disabled when the situation is raised before a step of `action`."""
@@ -101,23 +128,27 @@ class TaskAnnotation:
         """What `situation` does; raises CowpError when the file leaves it undecided."""
         entry = self.situations.get(situation.index)
         rule = f"situations.{situation.index}"
-        if entry is not None and entry.get("effect") in (
-            Effect.BEYOND_SKILLS.value,
-            Effect.NO_EFFECT.value,
-        ):
-            return SituationEffect(Effect(entry["effect"]), (), str(entry.get("why", "")), rule)
+        harm = Harm(str((entry or {}).get("harm", Harm.VISIBLE.value)))
+        if entry is not None and entry.get("effect") == Effect.NO_EFFECT.value:
+            return SituationEffect(Effect.NO_EFFECT, (), str(entry.get("why", "")), rule)
+        if entry is not None and entry.get("effect") == Effect.BEYOND_SKILLS.value:
+            action = str(entry.get("action", ""))
+            why = str(entry.get("why", ""))
+            return SituationEffect(Effect.BEYOND_SKILLS, (), why, rule, harm=harm, action=action)
         if entry is not None and "disables" in entry:
             targets = _names(entry["disables"])
             at = {str(a): _names(t) for a, t in (entry.get("at") or {}).items()}
-            return SituationEffect(Effect.DISABLES, targets, str(entry.get("why", "")), rule, at)
+            why = str(entry.get("why", ""))
+            return SituationEffect(Effect.DISABLES, targets, why, rule, at, harm)
         why = str(entry.get("why", "")) if entry else ""
         word = situation.object.lower()
         if word in self.objects:
-            return SituationEffect(Effect.DISABLES, self.objects[word], why, f"objects.{word}")
+            targets = self.objects[word]
+            return SituationEffect(Effect.DISABLES, targets, why, f"objects.{word}", harm=harm)
         by_type = {name.rsplit("_", 1)[0]: name for name in spec.task_objects}
         if word.replace(" ", "_") in by_type:
             target = by_type[word.replace(" ", "_")]
-            return SituationEffect(Effect.DISABLES, (target,), why, "default object")
+            return SituationEffect(Effect.DISABLES, (target,), why, "default object", harm=harm)
         raise CowpError(
             f"{self.path}: situation {situation.index} ({situation.text!r}, object "
             f"{situation.object!r}) has no effect written down",
@@ -177,6 +208,11 @@ class TaskAnnotation:
                         f"{self.path}: situation {situation.index} disables {target}, which "
                         f"is not one of the task's objects {list(spec.task_objects)}"
                     )
+            if effect.action and effect.action not in task.actions:
+                raise CowpError(
+                    f"{self.path}: situation {situation.index} puts {effect.action!r} beyond "
+                    f"the robot's skills, which is no action of the task's domain"
+                )
             for action in effect.at:
                 if situation.weight_at(action) <= 0:
                     raise CowpError(
@@ -240,8 +276,19 @@ def _situations(raw: Any) -> dict[int, dict[str, Any]]:
         index = int(key)
         entry = dict(entry or {})
         effect = entry.get("effect", Effect.DISABLES.value if "disables" in entry else None)
+        if effect is None and "harm" in entry:
+            effect = "default"  # the default object, with the harm written down
         if effect is None:
-            raise ValueError(f"situation {index}: give `effect` or `disables`")
+            raise ValueError(f"situation {index}: give `effect`, `disables` or `harm`")
+        if "harm" in entry:
+            Harm(entry["harm"])  # ValueError for anything but visible or silent
+            if effect == Effect.NO_EFFECT.value:
+                raise ValueError(f"situation {index}: a `no_effect` situation does no harm")
+        if "action" in entry and effect != Effect.BEYOND_SKILLS.value:
+            raise ValueError(f"situation {index}: `action` is for `effect: beyond_skills`")
+        if effect == "default":
+            found[index] = entry
+            continue
         Effect(effect)  # ValueError for an unknown effect
         if effect == Effect.DISABLES.value and "disables" not in entry:
             raise ValueError(f"situation {index}: `effect: disables` needs `disables: [objects]`")
@@ -342,7 +389,7 @@ def inconsistencies(
         if spec is None or spec.name not in annotations:
             continue
         annotation = annotations[spec.name]
-        effect = annotation.effect_of(situation, spec).effect.value
+        effect = annotation.effect_of(situation, spec).judged_as()
         key = (wording(situation.text), situation.object.lower())
         by_words.setdefault(key, []).append((spec.name, situation.index, effect))
     found = []

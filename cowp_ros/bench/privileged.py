@@ -2,9 +2,10 @@
 
 The oracle is the benchmark's ceiling: a method that knows what every situation does
 and which stand-ins people accept. It gets this object besides the robot's view, and no
-other method can: the runner hands it only to the method class registered here
-(`PRIVILEGED_METHODS`), and a method that asks for it (`privileged = True`) without
-being registered is refused with an error.
+other method can: the runner hands it only to the oracle's own class object
+(`is_privileged`: identity, never a name, so a class that copies the oracle's
+`__module__` and `__qualname__` gets nothing), and a method that asks for it
+(`privileged = True`) without being that class is refused with an error.
 
 What it tells: the objects situations made unusable so far and the actions they put
 beyond the robot's skills (both only once the situation was raised: the oracle does not
@@ -19,9 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cowp_ros.bench.simulator import World
-
-PRIVILEGED_METHODS = frozenset({"cowp_ros.bench.methods.oracle.Oracle"})
-"""Module-qualified names of the method classes given privileged access."""
 
 
 @dataclass(frozen=True)
@@ -50,5 +48,8 @@ class PrivilegedAccess:
         return tuple(self._world.spec.release_actions)
 
 
-def qualified_name(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
+def is_privileged(method_cls: type) -> bool:
+    """Is this the oracle's own class object (not one named like it)?"""
+    from cowp_ros.bench.methods.oracle import Oracle  # the oracle imports this module
+
+    return method_cls is Oracle

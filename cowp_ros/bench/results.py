@@ -19,7 +19,18 @@ The paper's measures, per method, over all tasks, the test tasks and the dev tas
   cost must not depend on the cache), server calls, tokens, questions per handled
   situation.
 
-Every percentage comes with its 95 % Wilson interval and the counts behind it.
+Bench v3 adds, per method: handling split by how (`same_kind` swap, cross-kind
+`stand_in`, `plan_change`) and the situations it rightly gave up on (declared
+unsolvable, stopped with no failed step after the sentence); handling of silent and
+visible harms apart; the oracle's handling where an acceptable object was present
+(situations without one counted apart); and each method's handling beyond the better
+no-model control (`retry`, `same_kind`) on the same draws, with a paired interval.
+
+Every percentage comes with its 95 % interval and the counts behind it. Several
+situations may share a trial, so the interval is clustered by trial: a Wilson interval
+over the effective number of situations, the count divided by the design effect (the
+cluster-robust variance of the per-trial counts over the binomial one, at least 1;
+`design_effect`). A rate with one unit a trial (completion) gets Wilson's interval.
 """
 
 from __future__ import annotations
@@ -40,6 +51,8 @@ PAPER = {  # the journal paper's table (12 tasks, GPT-3, 150 trials a task)
 }
 Z95 = 1.959963984540054
 ORACLE = "oracle"
+CONTROLS = ("retry", "same_kind")
+"""The no-model controls: every method's handling is also read beyond the better one."""
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
@@ -53,13 +66,84 @@ def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] |
     return round(100 * max(0.0, centre - half), 1), round(100 * min(1.0, centre + half), 1)
 
 
-def rate(successes: int, trials: int) -> dict[str, Any]:
-    """A proportion with its counts and interval: what every figure of the table is."""
-    return {
+def wilson_p(p: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson's interval for a proportion `p` over an effective sample of `n` (> 0)."""
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return round(100 * max(0.0, centre - half), 1), round(100 * min(1.0, centre + half), 1)
+
+
+def design_effect(units: Sequence[tuple[int, int]]) -> float:
+    """The variance of a ratio of per-trial counts (k_i, n_i) over the binomial one.
+
+    The cluster-robust variance of k/n, m/(m-1) * sum (k_i - p n_i)^2 / n^2 over the m
+    trials with n_i > 0, divided by p(1-p)/n; 1 when either is 0 or every trial has one
+    unit, never below 1.
+    """
+    units = [(k, n) for k, n in units if n > 0]
+    total = sum(n for _, n in units)
+    m = len(units)
+    if m < 2 or total <= 0 or total == m:
+        return 1.0  # one unit a trial: nothing is clustered (Wilson's interval exactly)
+    p = sum(k for k, _ in units) / total
+    if p <= 0.0 or p >= 1.0:
+        return 1.0
+    cluster = m / (m - 1) * sum((k - p * n) ** 2 for k, n in units) / total**2
+    return max(1.0, cluster / (p * (1 - p) / total))
+
+
+def rate(
+    successes: int, trials: int, units: Sequence[tuple[int, int]] | None = None
+) -> dict[str, Any]:
+    """A proportion with its counts and interval: what every figure of the table is.
+
+    `units`: the (successes, count) of each trial behind it; the interval is then
+    clustered by trial (see the module docstring). Without them, Wilson's."""
+    if not trials:
+        return {"k": successes, "n": trials, "pct": None, "ci95": None}
+    deff = design_effect(units) if units is not None else 1.0
+    data: dict[str, Any] = {
         "k": successes,
         "n": trials,
-        "pct": round(100.0 * successes / trials, 1) if trials else None,
-        "ci95": wilson(successes, trials),
+        "pct": round(100.0 * successes / trials, 1),
+        "ci95": wilson_p(successes / trials, trials / deff)
+        if units is not None
+        else wilson(successes, trials),
+    }
+    if units is not None:
+        data["design_effect"] = round(deff, 3)
+    return data
+
+
+def per_trial(records: Iterable[dict[str, Any]], pick: Any, hit: Any) -> dict[str, Any]:
+    """A rate over the items `pick(record)` of each trial, `hit(item)` counting as a
+    success, with its interval clustered by trial."""
+    units = []
+    for r in records:
+        items = list(pick(r))
+        units.append((sum(bool(hit(x)) for x in items), len(items)))
+    return rate(sum(k for k, _ in units), sum(n for _, n in units), units)
+
+
+def paired_difference(
+    pairs: Sequence[tuple[int, int, int]], z: float = Z95
+) -> dict[str, Any] | None:
+    """(a_i, b_i, n_i) per trial, the same draws: (sum a - sum b) / sum n in points,
+    with its 95 % interval clustered by trial (normal, cluster-robust variance)."""
+    units = [(a - b, n) for a, b, n in pairs if n > 0]
+    total = sum(n for _, n in units)
+    if not units or total <= 0:
+        return None
+    diff = sum(d for d, _ in units) / total
+    m = len(units)
+    var = (m / (m - 1) * sum((d - diff * n) ** 2 for d, n in units) / total**2) if m > 1 else 0.0
+    half = z * math.sqrt(var)
+    return {
+        "points": round(100 * diff, 1),
+        "ci95": (round(100 * (diff - half), 1), round(100 * (diff + half), 1)),
+        "n": total,
+        "trials": m,
     }
 
 
@@ -68,38 +152,109 @@ def _harmless_events(record: dict[str, Any]) -> list[dict[str, Any]]:
     return raised + [d for d in record.get("distractors", []) if d["fired"]]
 
 
+def _blocking(r: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in r["situations"] if s.get("blocking")]
+
+
+def _solvable_trial(r: dict[str, Any]) -> bool:
+    return not any(x.get("unsolvable") for x in _blocking(r))
+
+
+HOWS = ("same_kind", "stand_in", "plan_change")
+"""How a handled situation was handled (`World.how_handled`)."""
+
+
 def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     records = list(records)
     situations = [s for r in records for s in r["situations"]]
     blocking = [s for s in situations if s.get("blocking")]
-    solvable = [
-        s
-        for r in records
-        if not any(x.get("unsolvable") for x in r["situations"] if x.get("blocking"))
-        for s in r["situations"]
-        if s.get("blocking")
-    ]
     quiet = [r for r in records if not r["situations"] and not r.get("distractors")]
     with_harmless = [r for r in records if _harmless_events(r)]
-    changed = [r for r in with_harmless if any(e["changed"] for e in _harmless_events(r))]
     dataset_harmless = [s for s in situations if s["fired"] and not s.get("blocking")]
-    distractors = [d for r in records for d in r.get("distractors", []) if d["fired"]]
     handled = sum(s["handled"] for s in blocking)
     calls = sum(r["usage"]["calls"] for r in records)
     questions = calls + sum(r["usage"]["cache_hits"] for r in records)
+
+    def harmless_changed(r: dict[str, Any]) -> list[bool]:
+        return [any(e["changed"] for e in _harmless_events(r))] if _harmless_events(r) else []
+
+    def handled_with(r: dict[str, Any], keep: Any) -> list[dict[str, Any]]:
+        return [s for s in _blocking(r) if keep(s)]
+
+    def with_alternative(s: dict[str, Any]) -> bool:
+        return s.get("alternative_present", True) and not s.get("unsolvable")
+
+    handled_how = {
+        how: rate(
+            sum(s.get("how") == how for s in blocking if s["handled"]),
+            handled,
+            [
+                (
+                    sum(s.get("how") == how for s in _blocking(r) if s["handled"]),
+                    sum(s["handled"] for s in _blocking(r)),
+                )
+                for r in records
+            ],
+        )
+        for how in HOWS
+    }
     return {
         "trials": len(records),
-        "completion": rate(sum(r["completed"] for r in records), len(records)),
-        "completion_without_situation": rate(sum(r["completed"] for r in quiet), len(quiet)),
-        "handling": rate(handled, len(blocking)),
-        "handling_solvable": rate(sum(s["handled"] for s in solvable), len(solvable)),
-        "blocking_raised": sum(s["fired"] for s in blocking),
-        "harmless_changed": rate(len(changed), len(with_harmless)),
-        "harmless_situations_changed": rate(
-            sum(s["changed"] for s in dataset_harmless), len(dataset_harmless)
+        "completion": per_trial(records, lambda r: [r], lambda r: r["completed"]),
+        "completion_without_situation": per_trial(quiet, lambda r: [r], lambda r: r["completed"]),
+        "handling": per_trial(records, _blocking, lambda s: s["handled"]),
+        "handling_solvable": per_trial(
+            [r for r in records if _solvable_trial(r)], _blocking, lambda s: s["handled"]
         ),
-        "distractors_changed": rate(sum(d["changed"] for d in distractors), len(distractors)),
+        "handling_silent": per_trial(
+            records,
+            lambda r: handled_with(r, lambda s: s.get("harm") == "silent"),
+            lambda s: s["handled"],
+        ),
+        "handling_visible": per_trial(
+            records,
+            lambda r: handled_with(r, lambda s: s.get("harm") != "silent"),
+            lambda s: s["handled"],
+        ),
+        "handling_with_alternative": per_trial(
+            records, lambda r: handled_with(r, with_alternative), lambda s: s["handled"]
+        ),
+        "blocking_without_alternative": sum(
+            not s.get("alternative_present", True) and not s.get("unsolvable") for s in blocking
+        ),
+        "handled_how": handled_how,
+        "gave_up_rightly": per_trial(
+            records,
+            lambda r: handled_with(r, lambda s: s.get("unsolvable")),
+            lambda s: s.get("gave_up_rightly"),
+        ),
+        "silent_harm_trials": sum(bool(r["episode"].get("silent_harms")) for r in records),
+        "blocking_raised": sum(s["fired"] for s in blocking),
+        "harmless_changed": per_trial(with_harmless, harmless_changed, bool),
+        "harmless_situations_changed": per_trial(
+            records,
+            lambda r: [s for s in r["situations"] if s["fired"] and not s.get("blocking")],
+            lambda s: s["changed"],
+        ),
+        "distractors_changed": per_trial(
+            records,
+            lambda r: [d for d in r.get("distractors", []) if d["fired"]],
+            lambda d: d["changed"],
+        ),
+        "distractors_changed_by_file": {
+            source: per_trial(
+                records,
+                lambda r, source=source: [
+                    d for d in r.get("distractors", []) if d["fired"] and d["object"] == source
+                ],
+                lambda d: d["changed"],
+            )
+            for source in sorted(
+                {d.get("object", "") for r in records for d in r.get("distractors", [])} - {""}
+            )
+        },
         "situations_drawn": len(situations),
+        "harmless_dataset_raised": len(dataset_harmless),
         "harmful_trials": sum(bool(r["episode"]["harmful"]) for r in records),
         "errors": sum(bool(r["error"]) for r in records),
         "llm_questions": questions,
@@ -146,6 +301,10 @@ def aggregate(
         for scope, members in scopes.items():
             summary = _summary(r for r in rs if r["task"] in members)
             summary["handling_share_of_oracle"] = _share_of_oracle(summary, oracle_by_scope[scope])
+            summary["beyond_control"] = beyond_control(
+                [r for r in rs if r["task"] in members],
+                {c: [r for r in by_method.get(c, []) if r["task"] in members] for c in CONTROLS},
+            )
             per_scope[scope] = summary
         per_task = {t: _summary(r for r in rs if r["task"] == t) for t in tasks}
         per_object: dict[str, list[bool]] = defaultdict(list)
@@ -164,7 +323,37 @@ def aggregate(
     result["judge"] = judge_counts(records)
     if ORACLE in by_method:
         result["oracle_failures"] = oracle_failures(by_method[ORACLE])
+        result["oracle_misses"] = oracle_misses(by_method[ORACLE])
     return result
+
+
+def beyond_control(
+    records: Sequence[dict[str, Any]], controls: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any] | None:
+    """Handling beyond the better no-model control on the same trials, in points, with
+    an interval paired and clustered by trial; None without a control's records."""
+    mine = {(r["task"], r["index"]): r for r in records}
+    best: tuple[int, str, dict[Any, dict[str, Any]]] | None = None
+    for name, rs in controls.items():
+        theirs = {(r["task"], r["index"]): r for r in rs if (r["task"], r["index"]) in mine}
+        if not theirs:
+            continue
+        handled = sum(s["handled"] for r in theirs.values() for s in _blocking(r))
+        if best is None or handled > best[0]:
+            best = (handled, name, theirs)
+    if best is None:
+        return None
+    _, name, theirs = best
+    pairs = [
+        (
+            sum(s["handled"] for s in _blocking(mine[key])),
+            sum(s["handled"] for s in _blocking(r)),
+            len(_blocking(r)),
+        )
+        for key, r in theirs.items()
+    ]
+    found = paired_difference(pairs)
+    return None if found is None else {"control": name, **found}
 
 
 def oracle_failures(records: Sequence[dict[str, Any]]) -> dict[str, int]:
@@ -176,11 +365,43 @@ def oracle_failures(records: Sequence[dict[str, Any]]) -> dict[str, int]:
             continue
         if any(s.get("unsolvable") for s in r["situations"] if s["blocking"]):
             reasons["an unsolvable situation in the same trial"] += 1
+        elif any(not s.get("alternative_present", True) for s in missed):
+            reasons["no acceptable object among the present half"] += 1
         elif any(not s["fired"] for s in missed):
             reasons["gave up before it was raised (an earlier situation left no plan)"] += 1
         else:
             reasons["no plan with the objects present in the trial"] += 1
     return dict(reasons.most_common())
+
+
+def oracle_misses(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each blocking situation the oracle left unhandled although it is solvable and an
+    acceptable object was present, with the reason (for a reviewer to weigh)."""
+    misses = []
+    for r in records:
+        blocking = _blocking(r)
+        for s in blocking:
+            if s["handled"] or s.get("unsolvable") or not s.get("alternative_present", True):
+                continue
+            others = [x for x in blocking if x is not s]
+            if any(x.get("unsolvable") for x in others):
+                reason = "another situation of the trial is unsolvable"
+            elif any(not x.get("alternative_present", True) for x in others):
+                reason = "another situation of the trial had no acceptable object present"
+            elif not s["fired"]:
+                reason = "not raised: the oracle had stopped at an earlier situation"
+            else:
+                reason = f"no plan over the objects present ({r['episode'].get('gave_up', '')})"
+            misses.append(
+                {
+                    "trial": f"{r['task']}-{r['index']:04d}",
+                    "situation": s["text"],
+                    "at": s["action"],
+                    "alternatives": s.get("alternatives", []),
+                    "reason": reason,
+                }
+            )
+    return misses
 
 
 def judge_counts(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
@@ -198,7 +419,8 @@ def judge_counts(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[
             key = (r["task"], r["index"], s["key"])
             if key not in seen:
                 seen.add(key)
-                effects[r["task"]][f"{s['rule']} -> {s['effect']}"] += 1
+                harm = f"/{s['harm']}" if s.get("harm") else ""
+                effects[r["task"]][f"{s['rule']} -> {s['effect']}{harm}"] += 1
         for j in r["episode"].get("judgements", []):
             if " by stand_ins." in j:
                 stand_ins[r["task"]][j.rsplit(" by ", 1)[0]] += 1
@@ -253,6 +475,47 @@ def table_rows(result: dict[str, Any], scope: str) -> list[str]:
     return lines
 
 
+UNDERSTANDING_HEAD = (
+    "| method | blocking handled % | same-kind swap | cross-kind stand-in | plan change | "
+    "rightly gave up (of unsolvable) | silent harms handled % | visible harms handled % | "
+    "handled, an acceptable object present % | beyond the better control (points, paired "
+    "95 % CI) | trials with a silent harm done |"
+)
+
+
+def _beyond(value: dict[str, Any] | None) -> str:
+    if not value:
+        return "-"
+    low, high = value["ci95"]
+    return f"{value['points']:+g} [{low:g}, {high:g}] vs {value['control']}"
+
+
+def understanding_rows(result: dict[str, Any], scope: str) -> list[str]:
+    """Bench v3's second table: how situations were handled, silent harms apart, and
+    handling beyond the better no-model control."""
+    lines = [UNDERSTANDING_HEAD, "|" + "---|" * 11]
+    for m in result["methods"].values():
+        o = m["scopes"].get(scope)
+        if o is None or not o["trials"]:
+            continue
+        how = o["handled_how"]
+        lines.append(
+            f"| {m['label']} | {fmt_rate(o['handling'])} | "
+            + " | ".join(f"{how[h]['k']}" for h in HOWS)
+            + f" | {fmt_rate(o['gave_up_rightly'])} | {fmt_rate(o['handling_silent'])} | "
+            f"{fmt_rate(o['handling_visible'])} | {fmt_rate(o['handling_with_alternative'])} | "
+            f"{_beyond(o.get('beyond_control'))} | {o['silent_harm_trials']} |"
+        )
+    return lines
+
+
+def _bench_v3(result: dict[str, Any]) -> bool:
+    return any("handled_how" in m["overall"] for m in result["methods"].values()) and any(
+        m["overall"]["handling_silent"]["n"] or m["overall"]["handling_visible"]["n"]
+        for m in result["methods"].values()
+    )
+
+
 def markdown(result: dict[str, Any], header: str) -> str:
     lines = [header, ""]
     scopes = result["splits"]
@@ -265,6 +528,14 @@ def markdown(result: dict[str, Any], header: str) -> str:
     for scope in order:
         members = ", ".join(scopes[scope])
         lines += [f"### {titles[scope]}: {members}", "", *table_rows(result, scope), ""]
+        if result.get("bench_version", 3) >= 3 and _bench_v3(result):
+            lines += [
+                "How blocking situations were handled (counts of the handled), silent and "
+                "visible harms apart, and beyond the better no-model control:",
+                "",
+                *understanding_rows(result, scope),
+                "",
+            ]
     tasks = result["tasks"]
     lines += [
         "Per task: completion % / blocking situations handled % (handled/occurred):",
@@ -291,6 +562,8 @@ def markdown(result: dict[str, Any], header: str) -> str:
             notes.append(f"{o['harmful_trials']} trial(s) had a harmful step")
         if o["distractors_changed"]["n"]:
             notes.append(f"distractors: changed {fmt_rate(o['distractors_changed'])}")
+        for source, changed in o.get("distractors_changed_by_file", {}).items():
+            notes.append(f"distractors of {source}: changed {fmt_rate(changed)}")
         if o["harmless_situations_changed"]["n"]:
             notes.append(
                 f"harmless dataset situations: changed {fmt_rate(o['harmless_situations_changed'])}"
@@ -300,6 +573,18 @@ def markdown(result: dict[str, Any], header: str) -> str:
     if result.get("oracle_failures"):
         failures = "; ".join(f"{k}: {v}" for k, v in result["oracle_failures"].items())
         lines += ["", f"Oracle trials with a solvable blocking situation unhandled: {failures}."]
+    if result.get("oracle_misses"):
+        lines += [
+            "",
+            "The oracle's misses where an acceptable object was present, each with its reason:",
+            "",
+        ]
+        for miss in result["oracle_misses"]:
+            alternatives = ", ".join(miss["alternatives"]) or "-"
+            lines.append(
+                f"- {miss['trial']}: {miss['situation']!r} at {miss['at']} (present: "
+                f"{alternatives}): {miss['reason']}"
+            )
     lines += ["", "Judge decisions: situation effects (per drawn situation), by rule:", ""]
     for task, kinds in result["judge"].items():
         effects = "; ".join(f"{k}: {v}" for k, v in kinds["effects"].items()) or "none"

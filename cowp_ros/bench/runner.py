@@ -25,8 +25,10 @@ probability and random stream, so adding them does not change which situations a
 has. A distractor tied to a task is raised only in that task's trials, preferably at
 its own step.
 
-Methods run against a `World` through its robot view only; the oracle alone also gets
-its privileged access. `--jobs N` runs N trials at once (threads; each has its own
+Methods run against a `World` through its robot view only, in a process of their own
+(`boundary`: the world, the schedule and the judge stay in the runner's process); the
+oracle alone also gets its privileged access, by a token drawn for the trial.
+`--jobs N` runs N trials at once (threads, each with its method process and its own
 model client over the one server and answer cache); every record depends only on the
 seed, so the results are those of `--jobs 1`.
 
@@ -46,7 +48,6 @@ import sys
 import tarfile
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -54,11 +55,12 @@ from pathlib import Path
 from typing import Any
 
 from cowp_ros.bench.annotations import Effect, TaskAnnotation
+from cowp_ros.bench.boundary import BoundaryError, run_behind_boundary
 from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
-from cowp_ros.bench.methods import BenchMethod, MethodContext
-from cowp_ros.bench.privileged import PRIVILEGED_METHODS, PrivilegedAccess, qualified_name
-from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.bench.methods import BenchMethod
+from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
+from cowp_ros.bench.simulator import ScheduledEvent, World, senses_only
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import PlanningTask
@@ -72,6 +74,16 @@ JOURNAL = "journal"
 CONFERENCE = "conference"
 PROTOCOLS = (JOURNAL, CONFERENCE)
 ARCHIVE = "trials.tar.xz"
+BENCH_VERSION = 3
+"""The world's and the judge's semantics. 3: silent harms succeed and fail the trial,
+`beyond_skills` stops its own action, the no-model controls, handling split by how.
+A run's config.json carries it (none: 2), so trials of two versions never mix and a
+kept table says which version it measured."""
+
+
+def saved_version(config: dict[str, Any]) -> int:
+    """The bench version of a run's saved config.json (written before v3: 2)."""
+    return int(config.get("bench_version", 2))
 
 
 @dataclass(frozen=True)
@@ -81,8 +93,12 @@ class Distractor:
     text: str
     task: str = ""
     step: str = ""
+    source: str = ""
+    """The file it came from when a run reads several (each reported apart), else ""."""
 
     def to_dict(self) -> dict[str, str] | str:
+        if self.source:
+            return {"text": self.text, "task": self.task, "step": self.step, "source": self.source}
         return (
             {"text": self.text, "task": self.task, "step": self.step}
             if (self.task or self.step)
@@ -112,6 +128,7 @@ class BenchSettings:
     distractor_p: float = 0.0
     distractors: tuple[Distractor, ...] = ()
     model: str = ""
+    bench_version: int = BENCH_VERSION
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -193,12 +210,58 @@ def draw_trial(
         if settings.distractors and distractor_rng.random() < settings.distractor_p:
             picked = pick_distractor(settings.distractors, spec.name, action, distractor_rng)
             if picked is not None:
-                events.append(ScheduledEvent("distractor", f"d/{at}", picked.text, action, at))
+                events.append(
+                    ScheduledEvent(
+                        "distractor", f"d/{at}", picked.text, action, at, about=picked.source
+                    )
+                )
     cast = cast_of(spec, problem, reference)
     events = [_cast(e, cast, annotation) for e in events]
-    return Trial(
-        spec.name, index, seed, problem, reference, classify(events, reference, spec), cast
-    )
+    classified = []
+    for event in classify(events, reference, spec):
+        found = alternatives(event, problem, reference, annotation)
+        classified.append(replace(event, alternative=found is not None, alternatives=found or ()))
+    return Trial(spec.name, index, seed, problem, reference, tuple(classified), cast)
+
+
+def alternatives(
+    event: ScheduledEvent,
+    problem: PlanningTask,
+    reference: Sequence[PlanStep],
+    annotation: TaskAnnotation,
+) -> tuple[str, ...] | None:
+    """The trial's objects a person would accept for the objects `event` disables:
+    others of their kind, or kinds the judge accepts in their role for every step of
+    the reference plan that uses them; None when some disabled object has none. (A
+    `beyond_skills` situation: () unless the judge files declare it unsolvable, then
+    None.) The oracle's figure is read over the blocking situations with some; the
+    others are counted apart."""
+    effect = event.effect
+    if event.kind != "situation" or effect is None or not event.blocking:
+        return ()
+    if effect.effect is not Effect.DISABLES:
+        return None if event.unsolvable else ()
+    present = sorted(problem.problem_object_names)
+    found: list[str] = []
+    for target in event.targets:
+        kind = problem.objects.get(target)
+        if kind is None:
+            continue
+        actions = {base_action_name(s.action) for s in reference if target in s.args}
+        accepted = set(annotation.accepted_for_role(kind, actions))
+        usable = [
+            other
+            for other in present
+            if other not in event.targets
+            and (
+                problem.is_subtype(problem.objects[other], kind)
+                or problem.objects[other] in accepted
+            )
+        ]
+        if not usable:
+            return None
+        found.extend(o for o in usable if o not in found)
+    return tuple(found)
 
 
 def cast_of(spec: TaskSpec, problem: PlanningTask, reference: Sequence[PlanStep]) -> dict[str, str]:
@@ -284,9 +347,10 @@ def classify(
 
     Events fire at the first attempt of a step of their action (in `at` order); walking
     the reference plan gives where the closed-world plan sees each. A situation is
-    blocking when its effect stops that step or a later one of the plan: it disables an
-    object one of them uses (a release step aside), or puts their action beyond the
-    robot's skills. So the closed-world planner, which executes exactly this plan,
+    blocking when its effect stops or harms that step or a later one of the plan: it
+    disables an object one of them uses (a release step aside, and a perception or
+    navigation step where the harm is silent), or puts their action beyond the robot's
+    skills. So the closed-world planner, which executes exactly this plan,
     handles no blocking situation by construction.
     """
     pending = sorted(events, key=lambda e: (e.at, e.kind != "distractor"))
@@ -305,11 +369,15 @@ def classify(
             rest = reference[start:]
             effect = event.effect
             if effect.effect is Effect.BEYOND_SKILLS:
-                blocking = any(base_action_name(s.action) == event.action for s in rest)
+                action = event.blocked_action
+                harms = not (effect.silent and senses_only(action))
+                blocking = harms and any(base_action_name(s.action) == action for s in rest)
             elif effect.effect is Effect.DISABLES:
                 targets = set(event.targets)
                 blocking = any(
-                    base_action_name(s.action) not in spec.release_actions and targets & set(s.args)
+                    base_action_name(s.action) not in spec.release_actions
+                    and not (effect.silent and senses_only(base_action_name(s.action)))
+                    and targets & set(s.args)
                     for s in rest
                 )
         classified.append(replace(event, blocking=blocking))
@@ -324,7 +392,7 @@ def max_attempts(trial: Trial) -> int:
 def privileged_for(method_cls: type[BenchMethod], world: World) -> PrivilegedAccess | None:
     """The oracle's access for the registered oracle class; None for every other method."""
     wants = bool(getattr(method_cls, "privileged", False))
-    registered = qualified_name(method_cls) in PRIVILEGED_METHODS
+    registered = is_privileged(method_cls)
     if wants and not registered:
         raise CowpError(
             f"benchmark method {method_cls.name!r} asks for privileged access",
@@ -356,26 +424,26 @@ def run_one(
         max_attempts=max_attempts(trial),
         cast=trial.cast,
     )
-    context = MethodContext(
-        spec=spec,
-        planner=planner,
-        model=metered,
-        seed=trial.seed,
-        options=dict(options or {}),
-        privileged=privileged_for(method_cls, world),
-    )
+    privileged = privileged_for(method_cls, world)
     started = time.monotonic()
-    error = ""
-    method: BenchMethod | None = None
     try:
-        method = method_cls(context)
-        method.run(world.view())
-        if not world.finished:
-            world.give_up("the method returned before the goal was reached")
-    except Exception as err:  # a method's bug must not stop a long run; it is recorded
-        error = "".join(traceback.format_exception_only(type(err), err)).strip()
+        error, trace = run_behind_boundary(
+            method_cls,
+            spec,
+            planner,
+            world.view(),
+            trial.seed,
+            dict(options or {}),
+            metered,
+            privileged,
+        )
+    except BoundaryError as err:
+        error, trace = f"BoundaryError: {err}", []
+    if error:
         world.give_up(f"error: {error}")
         print(f"\n{method_cls.name} {trial.name}: {error}", file=sys.stderr)
+    elif not world.finished:
+        world.give_up("the method returned before the goal was reached")
     record = world.record
     fired = {f["key"] for f in record.fired}
     changed = {c["key"] for c in record.changed_by_harmless}
@@ -386,6 +454,8 @@ def run_one(
         entry = event.to_dict() | {"fired": event.key in fired, "changed": event.key in changed}
         if event.kind == "situation":
             entry["handled"] = bool(event.blocking and entry["fired"] and completed)
+            entry["how"] = world.how_handled(event) if entry["handled"] else ""
+            entry["gave_up_rightly"] = bool(event.blocking and world.gave_up_rightly(event))
             situations.append(entry)
         else:
             distractors.append(entry)
@@ -411,7 +481,7 @@ def run_one(
             "seconds": round(usage.seconds, 3) if usage else 0.0,
         },
         "episode": record.to_dict(),
-        "trace": method_trace(method),
+        "trace": trace,
     }
 
 
@@ -457,6 +527,7 @@ def check_config(out: Path, settings: BenchSettings) -> None:
     wanted = settings.to_dict()
     if path.is_file():
         saved = json.loads(path.read_text())
+        saved["bench_version"] = saved_version(saved)
         if saved != wanted:
             differ = sorted(k for k in wanted if saved.get(k) != wanted[k])
             raise CowpError(

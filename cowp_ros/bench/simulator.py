@@ -15,8 +15,17 @@ step, and that attempt is not done. Then its effect holds (`annotations.Effect`)
   that use one of its objects ("the plate is not found" raised before finding the
   cupboard does not stop the robot finding the cupboard), and a release step
   (`TaskSpec.release_actions`: putting a broken cup down) may still use them.
-- `beyond_skills`: the step's action fails for every object from then on.
+- `beyond_skills`: its action (the judge file's `action`, else the step it was raised
+  at) fails for every object from then on.
 - `no_effect`: nothing changes.
+
+A blocking effect's harm is visible or silent (`annotations.Harm`). A visible one
+(missing, broken, stuck) makes the steps it blocks fail, as the robot would see. A
+silent one (dirty, contaminated, occupied, too hot) does not: the step succeeds, the
+harm is recorded (`EpisodeRecord.silent_harms`, and as a harmful step) and the trial
+fails, so only a method that understood the sentence avoids it. A perception or
+navigation step (`find_*`, `walk*`: looking at a dirty cup, walking to a dirty table)
+and a release step never do a silent harm.
 
 The judge rates the plan, step by step (`_judge`): a stand-in (another kind of the same
 parent type in a role) must be accepted for that action in the judge file, and is
@@ -44,7 +53,12 @@ from cowp_ros.planning import PlanStep
 from cowp_ros.planning.replay import apply_effects, failed_precondition
 from cowp_ros.tasks import TaskSpec
 
-__all__ = ["Episode", "EpisodeRecord", "ScheduledEvent", "StepOutcome", "World"]
+__all__ = ["Episode", "EpisodeRecord", "ScheduledEvent", "StepOutcome", "World", "senses_only"]
+
+
+def senses_only(action: str) -> bool:
+    """A perception or navigation action (`find_*`, `walk*`): it does no silent harm."""
+    return action.startswith(("find_", "walk"))
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,17 @@ class ScheduledEvent:
     unsolvable: str = ""
     """The judge file's reason when it declares this situation unsolvable at this step
     (even for the oracle with the whole house present), else ""."""
+    alternative: bool = True
+    """For a blocking situation: whether the trial's present objects include one a person
+    would accept in each disabled object's role (another of its kind, or a stand-in the
+    judge accepts for the role's steps in the plan); see `runner.alternative_present`."""
+    alternatives: tuple[str, ...] = ()
+    """Those objects, by name (a reader of a miss sees what the oracle could have used)."""
+
+    @property
+    def blocked_action(self) -> str:
+        """The action a `beyond_skills` effect stops: its own, else where it is raised."""
+        return (self.effect.action if self.effect is not None else "") or self.action
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -83,11 +108,18 @@ class ScheduledEvent:
             "object": self.about,
             "blocking": self.blocking,
             "unsolvable": self.unsolvable,
+            "alternative_present": self.alternative,
         }
+        if self.alternatives:
+            data["alternatives"] = list(self.alternatives)
         if self.effect is not None:
             data["effect"] = self.effect.effect.value
             data["targets"] = list(self.targets)
             data["rule"] = self.effect.rule
+            if self.effect.effect is not Effect.NO_EFFECT:
+                data["harm"] = self.effect.harm.value
+            if self.effect.effect is Effect.BEYOND_SKILLS:
+                data["blocks"] = self.blocked_action
         return data
 
 
@@ -104,6 +136,8 @@ class EpisodeRecord:
     failed: list[str] = field(default_factory=list)
     fired: list[dict[str, Any]] = field(default_factory=list)
     harmful: list[str] = field(default_factory=list)
+    silent_harms: list[str] = field(default_factory=list)
+    """Steps that succeeded with a harm only understanding could have avoided."""
     substitutions: list[str] = field(default_factory=list)
     changed_by_harmless: list[dict[str, str]] = field(default_factory=list)
     judgements: list[str] = field(default_factory=list)
@@ -140,9 +174,15 @@ class World:
         """Object -> the sentence that made it unusable."""
         self.beyond: dict[str, str] = {}
         """Action -> the sentence that put it beyond the robot's skills."""
+        self.silent: set[str] = set()
+        """Objects and actions in `disabled` / `beyond` whose harm is silent: steps with
+        them succeed (and do harm) instead of failing."""
         self._judged: set[tuple[str, str, str, bool]] = set()
         self._watch: _Watch | None = None
         self._situations: list[str] = []
+        self._done: list[PlanStep] = []
+        self._fired_at: dict[str, tuple[int, int]] = {}
+        """Event key -> (steps done, steps failed) when it was raised."""
         self._history: list[tuple[PlanStep, StepOutcome]] = []
         self.max_attempts = max_attempts
         self.record = EpisodeRecord()
@@ -222,8 +262,10 @@ class World:
             record.failed.append(f"{step}: {why}")
             return StepOutcome(False, None, "the step failed")
         self._judge_step(step, base)
+        self._silent_harm(step, base)
         self._apply(step, base)
         record.executed.append(str(step))
+        self._done.append(step)
         if self._world.goal_atoms <= self._state:
             record.goal_reached = True
             record.completed = not record.harmful
@@ -232,6 +274,7 @@ class World:
     # ---- the world's rules --------------------------------------------------------
 
     def _fire(self, event: ScheduledEvent, step: PlanStep) -> None:
+        self._fired_at[event.key] = (len(self._done), len(self.record.failed))
         self._situations.append(event.text)
         self.record.fired.append({**event.to_dict(), "before": str(step)})
         if not event.blocking:
@@ -244,9 +287,19 @@ class World:
         self.record.judgements.append(f"effect {effect.effect.value} by {effect.rule}")
         if effect.effect is Effect.DISABLES:
             for target in event.targets:
-                self.disabled.setdefault(target, event.text)
+                self._spoil(self.disabled, target, event.text, effect.silent)
         elif effect.effect is Effect.BEYOND_SKILLS:
-            self.beyond.setdefault(event.action, event.text)
+            self._spoil(self.beyond, event.blocked_action, event.text, effect.silent)
+
+    def _spoil(self, table: dict[str, str], key: str, text: str, silent: bool) -> None:
+        """Record an effect on an object or action; a visible one outweighs a silent one."""
+        if key not in table:
+            table[key] = text
+            if silent:
+                self.silent.add(key)
+        elif not silent and key in self.silent:
+            table[key] = text
+            self.silent.discard(key)
 
     def _changed(self, how: str) -> None:
         assert self._watch is not None
@@ -257,11 +310,11 @@ class World:
     def _blocked(self, step: PlanStep) -> str:
         """Why a situation blocks `step` now ("" if none does)."""
         base = base_action_name(step.action)
-        if base in self.beyond:
+        if base in self.beyond and base not in self.silent:
             return f"cannot: {self.beyond[base]}"
         if base in self.spec.release_actions:
             return ""
-        spoiled = [a for a in step.args if a in self.disabled]
+        spoiled = [a for a in step.args if a in self.disabled and a not in self.silent]
         if spoiled:
             return f"{spoiled[0]} is unusable: {self.disabled[spoiled[0]]}"
         return ""
@@ -291,9 +344,72 @@ class World:
             return f"precondition {'' if literal.positive else 'not '}{literal.atom} fails"
         return ""
 
+    def _silent_harm(self, step: PlanStep, base: str) -> None:
+        """A step done despite a silent effect: the harm is done (see the module doc)."""
+        if base in self.spec.release_actions or senses_only(base):
+            return
+        causes = [self.beyond[base]] if base in self.beyond else []
+        causes += [f"{a}: {self.disabled[a]}" for a in step.args if a in self.disabled]
+        for cause in causes:
+            harm = f"{step}: done though {cause}"
+            self.record.silent_harms.append(harm)
+            self.record.harmful.append(f"{harm} (a silent harm)")
+
+    def how_handled(self, event: ScheduledEvent) -> str:
+        """How the trial got past a raised blocking situation, from the steps done after it.
+
+        `stand_in`: another kind of object took the role of an object it disabled, or a
+        role of the action it put beyond the robot's skills (a broom sweeping in a power
+        outage); `same_kind`: another object of a disabled object's kind did;
+        `plan_change`: neither (another way to the goal). "" if it was never raised.
+        """
+        if event.key not in self._fired_at:
+            return ""
+        after = self._done[self._fired_at[event.key][0] :]
+        world = self._world
+        kinds = {world.objects[t] for t in event.targets if t in world.objects}
+        effect = event.effect
+        if effect is not None and effect.effect is Effect.BEYOND_SKILLS:
+            blocked = event.blocked_action
+            if blocked in world.actions:
+                kinds |= set(world.parameter_types(blocked))
+        how = "plan_change"
+        for step in after:
+            base = base_action_name(step.action)
+            if base in self.spec.release_actions:
+                continue
+            for role, arg in zip(world.parameter_types(base), step.args, strict=True):
+                if arg in event.targets or not any(world.is_subtype(k, role) for k in kinds):
+                    continue
+                if not world.is_subtype(world.objects[arg], role):
+                    return "stand_in"
+                if event.targets and any(world.objects[arg] == k for k in kinds):
+                    how = "same_kind"
+        return how
+
+    def gave_up_rightly(self, event: ScheduledEvent) -> bool:
+        """The method stopped, unharmed and explaining, after a situation no method can
+        handle, without a failed step after it: it understood rather than ran into it."""
+        record = self.record
+        if event.key not in self._fired_at or not event.unsolvable:
+            return False
+        failed_before = self._fired_at[event.key][1]
+        return (
+            bool(record.gave_up)
+            and not record.gave_up.startswith("error:")
+            and not record.harmful
+            and not record.exhausted
+            and len(record.failed) == failed_before
+        )
+
     def stand_in_needed(self, role_type: str) -> bool:
-        """A stand-in counts only once a situation made the role's own object unusable."""
-        return any(o in self.disabled for o in self.role_objects.get(role_type, ()))
+        """A stand-in counts only once a situation made the role's own object unusable,
+        or put an action of the role beyond the robot's skills (a power outage: the
+        vacuum cannot clean, a broom can sweep)."""
+        if any(o in self.disabled for o in self.role_objects.get(role_type, ())):
+            return True
+        world = self._world
+        return any(role_type in world.parameter_types(a) for a in self.beyond if a in world.actions)
 
     def _judge_step(self, step: PlanStep, base: str) -> None:
         """Rate each stand-in of an executed step: accepted for this action, and needed."""

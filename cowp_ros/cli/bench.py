@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.bench.results import aggregate, markdown, plot
 from cowp_ros.bench.runner import (
     ARCHIVE,
+    BENCH_VERSION,
     PROTOCOLS,
     BenchSettings,
     Distractor,
@@ -43,6 +45,7 @@ from cowp_ros.bench.runner import (
     check_config,
     load_records,
     run_trials,
+    saved_version,
     write_archive,
 )
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
@@ -136,7 +139,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--distractors",
         help="file of benign sentences raised as situations that should change nothing: "
         "one a line, or a JSON/YAML list whose items may name their task and step (as "
-        "`cowp monitor benign` writes them)",
+        "`cowp monitor benign` writes them); several files, comma-separated, are reported "
+        "apart (e.g. the project's own and ../shared/data/distractors/test_near_miss.yaml)",
     )
     parser.add_argument(
         "--distractor-p",
@@ -168,6 +172,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_llm_arguments(parser)
     add_model_arguments(parser)
     parser.set_defaults(func=run_bench)
+
+
+def read_distractor_files(paths: str) -> tuple[Distractor, ...]:
+    """`--distractors A,B`: one file as before; several, each sentence tagged with its
+    file's name (`Distractor.source`) so the results give each file's figure apart."""
+    files = [p.strip() for p in paths.split(",") if p.strip()]
+    if len(files) == 1:
+        return read_distractors(files[0])
+    names = [Path(f).stem for f in files]
+    if len(set(names)) < len(names):
+        raise CowpError(
+            f"--distractors names two files of the same name: {', '.join(files)}",
+            hint="each file's figure is reported under its name: rename one",
+        )
+    return tuple(
+        replace(d, source=name)
+        for file, name in zip(files, names, strict=True)
+        for d in read_distractors(file)
+    )
 
 
 def read_distractors(path: str) -> tuple[Distractor, ...]:
@@ -271,7 +294,7 @@ def run_bench(args: argparse.Namespace) -> int:
         return _pairs(specs, dataset, annotations, make_planner(args.planner))
     methods = method_registry.select([m.strip() for m in args.methods.split(",") if m.strip()])
     out = Path(args.out)
-    distractors = read_distractors(args.distractors) if args.distractors else ()
+    distractors = read_distractor_files(args.distractors) if args.distractors else ()
     if args.llm_timeout is None:
         args.llm_timeout = BENCH_LLM_TIMEOUT_S
     settings = settings_from_args(args)
@@ -288,8 +311,9 @@ def run_bench(args: argparse.Namespace) -> int:
         distractors=distractors,
         model=model_label,
     )
+    version = BENCH_VERSION
     if args.report_only:
-        _check_saved_config(out, bench_settings)
+        version = _check_saved_config(out, bench_settings)
     else:
         if args.fresh and out.exists():
             shutil.rmtree(out / "trials", ignore_errors=True)
@@ -349,6 +373,7 @@ def run_bench(args: argparse.Namespace) -> int:
         )
     labels = {m.name: m.label for m in methods}
     result = aggregate(records, names, labels, split_tasks())
+    result["bench_version"] = version
     result["settings"] = bench_settings.to_dict() | {
         "trials_per_task": args.trials,
         "tasks": [s.name for s in specs],
@@ -361,7 +386,8 @@ def run_bench(args: argparse.Namespace) -> int:
         f"journal protocol (p={args.p})" if args.protocol == "journal" else "conference protocol"
     )
     header = (
-        f"# cowp bench: {args.trials} trial(s) a task x {len(specs)} task(s), {protocol}, "
+        f"# cowp bench v{version}: {args.trials} trial(s) a task x {len(specs)} task(s), "
+        f"{protocol}, "
         f"seed={args.seed}, {'/'.join(map(str, result['settings']['objects_present']))} "
         f"objects present, model={bench_settings.model or 'none'}"
     )
@@ -381,8 +407,11 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_saved_config(out: Path, settings: BenchSettings) -> None:
-    """--report-only: the folder's trials must be of these settings (never mixed)."""
+def _check_saved_config(out: Path, settings: BenchSettings) -> int:
+    """--report-only: the folder's trials must be of these settings (never mixed).
+
+    Returns the bench version they were run with: an older version's trials are
+    reported (a note says this code would not reproduce them), never rerun."""
     path = out / "config.json"
     if not path.is_file():
         raise CowpError(
@@ -390,12 +419,20 @@ def _check_saved_config(out: Path, settings: BenchSettings) -> None:
         )
     saved = json.loads(path.read_text())
     wanted = settings.to_dict()
-    differ = sorted(k for k in wanted if saved.get(k) != wanted[k] and k != "dataset")
+    version = saved_version(saved)
+    skip = ("dataset", "bench_version")
+    differ = sorted(k for k in wanted if saved.get(k) != wanted[k] and k not in skip)
     if differ:
         raise CowpError(
             f"{out} holds trials run with other settings ({', '.join(differ)})",
             hint="give the options the run was made with (see its provenance.json)",
         )
+    if version != BENCH_VERSION:
+        _say(
+            f"note: {out} holds bench v{version} trials; this code runs bench v{BENCH_VERSION} "
+            "and would not reproduce them (its world and judge changed): reporting them as kept"
+        )
+    return version
 
 
 def _git(*cmd: str) -> str:

@@ -6,6 +6,8 @@
 ;; `put_down` releases whatever the robot holds, wherever it is: the benchmark lets it act
 ;; on an object a situation made unusable (a broken cup must leave the hand before
 ;; another can be held); tasks.yaml lists it under `release_actions`.
+;; `sweep_area` cleans with a held cleaner that needs no power (`manual`: a broom or a
+;; mop), so a broom standing in for the vacuum can do the job the vacuum could not.
 (define (domain clean_area)
   (:requirements :strips :typing)
   (:types
@@ -25,7 +27,8 @@
     (plugged ?x - item)
     (switched_on ?x - item)
     (beside ?a - place ?t - place)
-    (cleaned ?a - place))
+    (cleaned ?a - place)
+    (manual ?x - item))
   (:action find_table
     :parameters (?t - table)
     :precondition (and)
@@ -45,6 +48,10 @@
   (:action clean_area
     :parameters (?v - vacuum ?a - area ?t - table)
     :precondition (and (holding ?v) (switched_on ?v) (found ?t) (beside ?a ?t))
+    :effect (cleaned ?a))
+  (:action sweep_area
+    :parameters (?v - vacuum ?a - area ?t - table)
+    :precondition (and (holding ?v) (manual ?v) (found ?t) (beside ?a ?t))
     :effect (cleaned ?a))
   (:action put_down
     :parameters (?x - item ?p - place)

@@ -58,5 +58,7 @@
     room_1 - room)
   (:init
     (hand_free)
-    (beside area_1 table_1))
+    (beside area_1 table_1)
+    (manual broom_1)
+    (manual mop_1))
   (:goal (cleaned area_1)))

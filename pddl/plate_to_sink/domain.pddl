@@ -6,6 +6,8 @@
 ;; `put_down` releases whatever the robot holds, wherever it is: the benchmark lets it act
 ;; on an object a situation made unusable (a broken cup must leave the hand before
 ;; another can be held); tasks.yaml lists it under `release_actions`.
+;; The goal is the plate's role, not one sink: `dishes_cleared` holds once the plate is in
+;; any sink (a second sink in the house takes it when the kitchen sink is full).
 (define (domain plate_to_sink)
   (:requirements :strips :typing)
   (:types
@@ -25,7 +27,8 @@
     (on ?x - item ?p - place)
     (hand_free)
     (holding ?x - item)
-    (dish_in_sink ?s - place))
+    (dish_in_sink ?s - place)
+    (dishes_cleared))
   (:action walk
     :parameters (?r - room)
     :precondition (and)
@@ -45,7 +48,7 @@
   (:action place_plate
     :parameters (?p - plate ?s - sink)
     :precondition (and (holding ?p) (near ?s))
-    :effect (and (dish_in_sink ?s) (hand_free) (not (holding ?p))))
+    :effect (and (dish_in_sink ?s) (dishes_cleared) (hand_free) (not (holding ?p))))
   (:action put_down
     :parameters (?x - item ?p - place)
     :precondition (holding ?x)

@@ -65,4 +65,4 @@
     (on tray_1 table_1)
     (on mug_1 table_1)
     (on pan_1 table_1))
-  (:goal (dish_in_sink sink_1)))
+  (:goal (dishes_cleared)))

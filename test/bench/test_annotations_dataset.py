@@ -11,6 +11,7 @@ from bench_fixtures import ANNOTATIONS, DATASET
 
 from cowp_ros.bench.annotations import (
     Effect,
+    Harm,
     inconsistencies,
     load_annotation,
     load_annotations,
@@ -55,9 +56,11 @@ def test_effects_come_from_overrides_object_words_or_the_default_object() -> Non
 
 def test_stand_ins_are_judged_per_action_and_counted() -> None:
     annotation = load_annotation(ANNOTATIONS / "clean_area.yaml")
-    assert annotation.accepts("vacuum", "broom", "clean_area")
+    assert annotation.accepts("vacuum", "broom", "sweep_area")
     assert not annotation.accepts("vacuum", "broom", "plug_vacuum")  # no plugging a broom
-    assert not annotation.accepts("vacuum", "mop", "clean_area")
+    assert not annotation.accepts("vacuum", "broom", "clean_area")  # a broom is never on
+    assert annotation.accepts("vacuum", "mop", "sweep_area")
+    assert not annotation.accepts("vacuum", "bucket", "sweep_area")
     assert annotation.counts["stand_ins.vacuum.broom.plug_vacuum=no"] == 1
     assert annotation.accepted_for_role("vacuum", ["grasp_vacuum", "plug_vacuum"]) == []
     fill = load_annotation(ANNOTATIONS / "fill_cup.yaml")
@@ -122,3 +125,67 @@ def test_situations_are_drawn_by_the_crowd_count_at_the_step(tmp_path: Path) -> 
 def test_a_missing_dataset_says_where_to_get_it(tmp_path: Path) -> None:
     with pytest.raises(CowpError, match="GPT-Planner"):
         SituationDataset.load(tmp_path)
+
+
+SILENT_WORDS = ("dirty", "hot", "occupied", "smells", "expired", "wet", "flat", "sticky",
+                "canister is full")  # fmt: skip
+VISIBLE_WORDS = ("missing", "broken", "not found", "cannot", "not available", "damaged",
+                 "falls", "spills", "empty", "frozen", "not working", "grabbed")  # fmt: skip
+
+
+@needs_dataset
+def test_each_blocking_effect_says_whether_the_robot_would_see_it() -> None:
+    """Dirt, contamination, heat, a person on the chair: the step succeeds and only
+    understanding avoids the harm. Missing, broken, stuck: the step fails visibly."""
+    dataset = SituationDataset.load(DATASET)
+    annotations = load_annotations(ANNOTATIONS)
+    judged = {"silent": [], "visible": []}
+    for situation_ in dataset.situations:
+        spec = get_task(situation_.task_id)
+        effect = annotations[spec.name].effect_of(situation_, spec)
+        if effect.effect is Effect.NO_EFFECT:
+            continue
+        text = situation_.text.lower()
+        where = f"{spec.name} #{situation_.index} {text!r}"
+        if any(w in text for w in VISIBLE_WORDS):  # "the dirty plate is missing"
+            assert effect.harm is Harm.VISIBLE, f"{where} makes the step fail visibly"
+        elif any(w in text for w in SILENT_WORDS):
+            assert effect.harm is Harm.SILENT, f"{where} is a harm the robot cannot see"
+        judged[effect.harm.value].append(where)
+    assert len(judged["silent"]) >= 15 and len(judged["visible"]) >= 40
+
+
+@needs_dataset
+def test_the_same_words_with_another_harm_are_an_inconsistency() -> None:
+    dataset = SituationDataset.load(DATASET)
+    annotations = load_annotations(ANNOTATIONS)
+    specs = {s: get_task(s) for s in dataset.task_ids()}
+    annotations["set_table"].situations[3]["harm"] = "visible"  # "the fork is dirty."
+    found = inconsistencies(annotations, dataset.situations, specs)
+    assert [(f.text, f.object) for f in found] == [("the fork is dirty", "fork")]
+    assert "set_table #3: disables/visible" in str(found[0])
+    assert "eat_burger #6: disables/silent" in str(found[0])
+
+
+def test_a_harm_is_visible_or_silent_and_only_for_a_blocking_effect(tmp_path: Path) -> None:
+    bad = tmp_path / "fill_cup.yaml"
+    bad.write_text("task: fill_cup\ndataset_id: 4\nsituations:\n  2: {harm: smelly}\n")
+    with pytest.raises(CowpError, match="smelly"):
+        load_annotation(bad)
+    bad.write_text("task: fill_cup\ndataset_id: 4\nsituations:\n"
+                   "  2: {effect: no_effect, harm: silent, why: w}\n")  # fmt: skip
+    with pytest.raises(CowpError, match="does no harm"):
+        load_annotation(bad)
+    bad.write_text("task: fill_cup\ndataset_id: 4\nsituations:\n"
+                   "  5: {effect: beyond_skills, action: boil_water, why: w}\n")  # fmt: skip
+    with pytest.raises(CowpError, match="boil_water"):
+        load_annotation(bad).check_covers(
+            [DatasetSituation(4, 5, "the water is hot.", "", "water", 3, (("fill_cup", 3),))],
+            get_task("fill_cup"),
+        )
+    annotation = load_annotation(ANNOTATIONS / "fill_cup.yaml")
+    spec = get_task("fill_cup")
+    dirty = annotation.effect_of(situation(2, "cup"), spec)
+    assert (dirty.effect, dirty.harm, dirty.targets) == (Effect.DISABLES, Harm.SILENT, ("cup_1",))
+    hot = annotation.effect_of(situation(5, "water"), spec)
+    assert (hot.effect, hot.harm, hot.action) == (Effect.BEYOND_SKILLS, Harm.SILENT, "fill_cup")

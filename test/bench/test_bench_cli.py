@@ -75,6 +75,25 @@ def test_kept_evidence_rebuilds_the_same_table_from_the_archive(
     assert "other settings (protocol)" in capsys.readouterr().err
 
 
+def test_trials_of_an_older_bench_version_are_reported_never_mixed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--methods", "cw", "--tasks", "pour_coke", "--trials", "1", "--no-plots"]
+    assert bench(tmp_path, *args) == 0
+    config = tmp_path / "out" / "config.json"
+    saved = json.loads(config.read_text())
+    assert saved["bench_version"] == 3
+    del saved["bench_version"]  # as a run of bench v2 wrote it
+    config.write_text(json.dumps(saved))
+    capsys.readouterr()
+    assert bench(tmp_path, *args, "--report-only") == 0
+    captured = capsys.readouterr()
+    assert "holds bench v2 trials" in captured.err and "would not reproduce them" in captured.err
+    assert (tmp_path / "out" / "results.md").read_text().startswith("# cowp bench v2:")
+    assert bench(tmp_path, *args) == 1  # running more into it would mix two versions
+    assert "other settings (bench_version)" in capsys.readouterr().err
+
+
 def test_the_conference_protocol_has_one_situation_a_trial(tmp_path: Path) -> None:
     assert bench(tmp_path, "--methods", "cw", "--trials", "4", "--protocol", "conference",
                  "--split", "test", "--no-plots") == 0  # fmt: skip
@@ -134,6 +153,30 @@ def test_distractors_tied_to_a_task_are_raised_only_in_it_and_at_their_step(
     assert ("the cup is blue", "hold_cup") not in raised["fill_cup"]
     saved = json.loads((out / "config.json").read_text())["distractors"]
     assert saved[0] == {"text": "the cup is blue", "task": "fill_cup", "step": "fill_cup"}
+
+
+def test_two_distractor_files_are_reported_apart(tmp_path: Path) -> None:
+    ours = tmp_path / "ours.yaml"
+    ours.write_text("- {text: the coke is red, task: pour_coke}\n")
+    near = tmp_path / "near_miss.yaml"
+    near.write_text("- {text: the glass is a tall one, task: pour_coke, kind: near_miss}\n")
+    assert bench(
+        tmp_path, "--methods", "cw", "--tasks", "pour_coke", "--trials", "2", "--p", "0",
+        "--no-plots", "--distractors", f"{ours},{near}", "--distractor-p", "1",
+    ) == 0  # fmt: skip
+    out = tmp_path / "out"
+    result = json.loads((out / "results.json").read_text())
+    by_file = result["methods"]["cw"]["overall"]["distractors_changed_by_file"]
+    assert set(by_file) == {"ours", "near_miss"}
+    assert (
+        by_file["ours"]["n"] + by_file["near_miss"]["n"]
+        == (result["methods"]["cw"]["overall"]["distractors_changed"]["n"])
+        > 0
+    )
+    assert by_file["near_miss"]["k"] == 0  # CW changes nothing for a sentence
+    assert "distractors of near_miss: changed 0 [" in (out / "results.md").read_text()
+    saved = json.loads((out / "config.json").read_text())["distractors"]
+    assert {d["source"] for d in saved} == {"ours", "near_miss"}
 
 
 def test_a_malformed_distractor_file_is_a_clear_error(

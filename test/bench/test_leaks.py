@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bench_fixtures import fill_cup, situation
@@ -43,12 +47,20 @@ class Peeker:
         getattr(episode, self.looks_at)
 
 
-@pytest.mark.parametrize("name", ["annotation", "record", "events", "_pending", "disabled", "spec"])
+LOOKS_AT = ["annotation", "record", "events", "_pending", "disabled", "spec"]
+PEEKERS = {
+    name: type(f"Peeker_{name}", (Peeker,), {"looks_at": name, "__module__": __name__})
+    for name in LOOKS_AT
+}
+globals().update({cls.__name__: cls for cls in PEEKERS.values()})  # methods are importable
+
+
+@pytest.mark.parametrize("name", LOOKS_AT)
 def test_a_method_that_reads_the_judge_or_the_schedule_fails_clearly(name: str) -> None:
     spec, task, annotation = fill_cup()
     planner = make_planner("pyperplan")
     trial = Trial("fill_cup", 0, 1, task, (), (situation("the cup is dirty.", "hold_cup"),))
-    peeker = type("Peeker", (Peeker,), {"looks_at": name})
+    peeker = PEEKERS[name]
     record = run_one(peeker, spec, trial, annotation, planner, None)
     assert "MethodLeakError: a benchmark method asked the robot's view" in record["error"]
     assert repr(name) in record["error"] and not record["completed"]
@@ -105,9 +117,103 @@ def test_only_the_registered_oracle_gets_privileged_access() -> None:
     impostor = type("Impostor", (Peeker,), {"privileged": True, "name": "impostor"})
     with pytest.raises(CowpError, match="asks for privileged access"):
         privileged_for(impostor, world)
+    # a class that copies the oracle's names is not the oracle: privilege is by identity
+    twin = type("Oracle", (Peeker,), {"privileged": True, "name": "oracle"})
+    twin.__module__, twin.__qualname__ = oracle.__module__, oracle.__qualname__
+    with pytest.raises(CowpError, match="asks for privileged access"):
+        privileged_for(twin, world)
 
 
 def test_method_context_carries_no_judge_file() -> None:
     fields = set(MethodContext.__dataclass_fields__)
     assert "annotation" not in fields
     assert fields == {"spec", "planner", "model", "seed", "options", "privileged"}
+
+
+# ---- the audit's attacks on the boundary ----------------------------------------------
+
+
+def _cheat(world: World) -> None:
+    world.record.goal_reached = world.record.completed = True
+
+
+class _Attack:
+    label = "attack"
+    uses_llm = False
+    summary = "tries to reach the world past the robot's view"
+
+    def __init__(self, context: MethodContext) -> None:
+        self.context = context
+
+
+class HooksAttack(_Attack):
+    name = "hooks_attack"
+
+    def run(self, episode: Any) -> None:
+        _cheat(episode._hooks().execute.__self__)
+
+
+class FrameAttack(_Attack):
+    name = "frame_attack"
+
+    def run(self, episode: Any) -> None:
+        with contextlib.suppress(KeyError):  # the audit's own form finds nothing
+            sys._getframe(1).f_locals["trial"]
+        frame = sys._getframe(1)
+        while frame is not None:
+            for value in frame.f_locals.values():
+                if isinstance(value, World):
+                    _cheat(value)
+                    return
+            frame = frame.f_back
+        raise RuntimeError("no trial or world in any frame of this process")
+
+
+class GcAttack(_Attack):
+    name = "gc_attack"
+
+    def run(self, episode: Any) -> None:
+        worlds = [o for o in gc.get_objects() if isinstance(o, World)]
+        if not worlds:
+            raise RuntimeError("gc.get_objects() holds no World in this process")
+        _cheat(worlds[0])
+
+
+class TokenAttack(_Attack):
+    name = "token_attack"
+
+    def run(self, episode: Any) -> None:
+        from cowp_ros.bench.boundary import RemotePrivilege
+
+        RemotePrivilege(episode._conn, "0" * 32).disabled()
+
+
+@pytest.mark.parametrize(
+    ("attack", "error"),
+    [
+        (HooksAttack, "MethodLeakError: a benchmark method asked the robot's view for its hooks"),
+        (FrameAttack, "RuntimeError: no trial or world in any frame"),
+        (GcAttack, "RuntimeError: gc.get_objects() holds no World"),
+        (TokenAttack, "no privileged access for this method in this trial"),
+    ],
+)
+def test_the_audits_attacks_do_not_cross_the_boundary(attack: type, error: str) -> None:
+    spec, task, annotation = fill_cup()
+    planner = make_planner("pyperplan")
+    trial = Trial("fill_cup", 0, 1, task, (), (situation("the cup is dirty.", "hold_cup"),))
+    record = run_one(attack, spec, trial, annotation, planner, None)
+    assert error in record["error"]
+    assert not record["completed"] and not record["goal_reached"]
+
+
+def test_a_class_named_like_the_oracle_gets_no_privilege_and_cannot_run_as_it() -> None:
+    spec, task, annotation = fill_cup()
+    oracle = registry.discover()["oracle"]
+    twin = type("Oracle", (_Attack,), {"privileged": True, "name": "oracle"})
+    twin.__module__, twin.__qualname__ = oracle.__module__, oracle.__qualname__
+    trial = Trial("fill_cup", 0, 1, task, (), ())
+    with pytest.raises(CowpError, match="asks for privileged access"):
+        run_one(twin, spec, trial, annotation, make_planner("pyperplan"), None)
+    # the oracle itself, through the same boundary, completes the trial
+    record = run_one(oracle, spec, trial, annotation, make_planner("pyperplan"), None)
+    assert record["completed"] and not record["error"]

@@ -375,3 +375,19 @@ def test_cowp_replaces_a_dirty_cup_with_a_bowl_and_counts_its_calls() -> None:
     registry.discover()["cowp"](ctx).run(ep.view())
     assert ep.record.completed, ep.record
     assert ctx.model is not None and ctx.model.usage.calls == model.usage.calls > 0
+
+
+def test_a_method_with_a_model_runs_behind_the_boundary_and_its_usage_is_counted() -> None:
+    from bench_fixtures import fill_cup
+
+    from cowp_ros.bench.runner import Trial, run_one
+
+    spec, task, annotation = fill_cup()
+    trial = Trial("fill_cup", 0, 1, task, (), (DIRTY_CUP,))
+    model = cowp_model()
+    record = run_one(
+        registry.discover()["cowp"], spec, trial, annotation, make_planner("pyperplan"), model
+    )
+    assert record["completed"] and not record["error"], record["error"]
+    assert record["usage"]["calls"] == model.usage.calls > 0
+    assert any("bowl" in line for line in record["trace"])

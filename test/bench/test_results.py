@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 
-from cowp_ros.bench.results import aggregate, fmt_rate, markdown, wilson
+from cowp_ros.bench.results import (
+    HOWS,
+    aggregate,
+    fmt_rate,
+    markdown,
+    paired_difference,
+    rate,
+    wilson,
+)
 
 
 def test_wilson_intervals_match_the_textbook() -> None:
@@ -67,6 +75,7 @@ def test_handling_counts_blocking_situations_only_and_is_compared_with_the_oracl
         "n": 1,
         "pct": 100.0,
         "ci95": (20.7, 100.0),
+        "design_effect": 1.0,
     }
     assert cw["all"]["handling"]["pct"] == 0.0 and cw["all"]["handling_share_of_oracle"] == 0.0
     assert oracle["all"]["handling_share_of_oracle"] == 100.0
@@ -89,4 +98,101 @@ def test_situation_free_completion_needs_trials_without_any_event(scope: str) ->
         scope
     ]
     assert summary["completion_without_situation"]["n"] == 1
-    assert summary["harmless_changed"] == {"k": 0, "n": 1, "pct": 0.0, "ci95": (0.0, 79.3)}
+    assert summary["harmless_changed"] == {
+        "k": 0, "n": 1, "pct": 0.0, "ci95": (0.0, 79.3), "design_effect": 1.0
+    }  # fmt: skip
+
+
+def test_intervals_are_clustered_by_trial() -> None:
+    # 20 situations in 10 trials, two a trial, handled together or not at all: only 10
+    # independent outcomes, so the interval is that of 5/10, not of 10/20
+    together = [(2, 2)] * 5 + [(0, 2)] * 5
+    clustered = rate(10, 20, together)
+    assert clustered["design_effect"] == pytest.approx(2.0, rel=0.15)
+    assert clustered["ci95"][0] < wilson(10, 20)[0] and clustered["ci95"][1] > wilson(10, 20)[1]
+    # one situation a trial: Wilson's interval exactly
+    assert rate(5, 10, [(1, 1)] * 5 + [(0, 1)] * 5)["ci95"] == wilson(5, 10)
+    # independent within trials: no wider than Wilson's
+    mixed = [(1, 2)] * 10
+    assert rate(10, 20, mixed)["ci95"] == wilson(10, 20)
+
+
+def test_a_paired_difference_is_clustered_by_trial() -> None:
+    same = paired_difference([(1, 1, 1)] * 10)
+    assert same == {"points": 0.0, "ci95": (0.0, 0.0), "n": 10, "trials": 10}
+    better = paired_difference([(1, 0, 1)] * 4 + [(0, 0, 1)] * 6)
+    assert better is not None and better["points"] == 40.0
+    low, high = better["ci95"]
+    assert 0 < low < 40 < high < 80
+    assert paired_difference([]) is None
+
+
+def v3_situation(handled: bool, how: str = "", **kw: Any) -> dict[str, Any]:
+    return situation(True, True, handled, **kw) | {
+        "how": how, "harm": kw.get("harm", "visible"),
+        "gave_up_rightly": kw.get("gave_up_rightly", False),
+        "alternative_present": kw.get("alternative_present", True),
+    }  # fmt: skip
+
+
+def test_handling_by_how_silent_harms_apart_and_beyond_the_better_control() -> None:
+    trials = [
+        # (method, trial) -> situations
+        ("oracle", 0, True, [v3_situation(True, "same_kind")]),
+        ("oracle", 1, True, [v3_situation(True, "stand_in", harm="silent")]),
+        ("oracle", 2, False, [v3_situation(False, unsolvable="beyond_skills",
+                                           gave_up_rightly=True)]),
+        ("oracle", 3, False, [v3_situation(False, alternative_present=False)]),
+        ("retry", 0, True, [v3_situation(True, "same_kind")]),
+        ("retry", 1, False, [v3_situation(False, harm="silent")]),
+        ("retry", 2, False, [v3_situation(False, unsolvable="beyond_skills")]),
+        ("retry", 3, False, [v3_situation(False, alternative_present=False)]),
+        ("same_kind", 0, False, [v3_situation(False)]),
+        ("same_kind", 1, False, [v3_situation(False, harm="silent")]),
+        ("same_kind", 2, False, [v3_situation(False, unsolvable="beyond_skills")]),
+        ("same_kind", 3, False, [v3_situation(False, alternative_present=False)]),
+    ]  # fmt: skip
+    records = [record(m, "pour_coke", done, sits, i) for m, i, done, sits in trials]
+    result = aggregate(records, ["oracle", "retry", "same_kind"], {}, {"test": ["pour_coke"]})
+    oracle = result["methods"]["oracle"]["scopes"]["test"]
+    assert {h: oracle["handled_how"][h]["k"] for h in HOWS} == {
+        "same_kind": 1, "stand_in": 1, "plan_change": 0
+    }  # fmt: skip
+    assert (oracle["gave_up_rightly"]["k"], oracle["gave_up_rightly"]["n"]) == (1, 1)
+    assert (oracle["handling_silent"]["k"], oracle["handling_silent"]["n"]) == (1, 1)
+    assert (oracle["handling_visible"]["k"], oracle["handling_visible"]["n"]) == (1, 3)
+    # where an acceptable object was present and the situation is solvable: 2 of 2
+    assert oracle["handling_with_alternative"]["pct"] == 100.0
+    assert oracle["blocking_without_alternative"] == 1
+    beyond = oracle["beyond_control"]
+    assert beyond["control"] == "retry" and beyond["points"] == 25.0  # 2/4 against 1/4
+    assert result["methods"]["retry"]["scopes"]["test"]["beyond_control"]["points"] == 0.0
+    table = markdown(result, "# header")
+    assert "| ORACLE | 50 [" not in table  # labels come from the caller: none given here
+    assert "| oracle | 50 [15, 85] (2/4) | 1 | 1 | 0 | 100 [" in table
+    assert "+25 [" in table and "vs retry" in table
+    assert any(
+        "no acceptable object among the present half" in k for k in result["oracle_failures"]
+    )
+
+
+def test_each_oracle_miss_with_an_acceptable_object_present_has_a_reason() -> None:
+    no_plan = record("oracle", "plate_to_sink", False, [v3_situation(False)], 0)
+    no_plan["situations"][0] |= {"text": "the plate is broken.", "action": "grasp_plate",
+                                 "alternatives": ["plate_3"]}  # fmt: skip
+    no_plan["episode"]["gave_up"] = "oracle: no plan reaches the goal (unusable: plate_1)"
+    beside = record("oracle", "plate_to_sink", False, [
+        v3_situation(False) | {"text": "a.", "action": "walk"},
+        v3_situation(False, alternative_present=False) | {"text": "b.", "action": "walk"},
+    ], 1)  # fmt: skip
+    alone = record("oracle", "plate_to_sink", False, [
+        v3_situation(False, alternative_present=False) | {"text": "c.", "action": "walk"}
+    ], 2)  # fmt: skip
+    result = aggregate([no_plan, beside, alone], ["oracle"], {}, {"test": ["plate_to_sink"]})
+    assert [(m["trial"], m["situation"]) for m in result["oracle_misses"]] == [
+        ("plate_to_sink-0000", "the plate is broken."),
+        ("plate_to_sink-0001", "a."),
+    ]
+    assert result["oracle_misses"][0]["reason"].startswith("no plan over the objects present")
+    assert "had no acceptable object" in result["oracle_misses"][1]["reason"]
+    assert "(present: plate_3): no plan" in markdown(result, "# h")

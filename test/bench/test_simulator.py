@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from bench_fixtures import disables, fill_cup, situation, world
+from bench_fixtures import ANNOTATIONS, PRESENT, disables, fill_cup, situation, world
 
-from cowp_ros.bench.annotations import Effect, SituationEffect, load_annotation
+from cowp_ros.bench.annotations import Effect, Harm, SituationEffect, load_annotation
 from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import PlanStep
+from cowp_ros.tasks import get_task
 
 PLAN = [
     PlanStep("find_faucet", ("faucet_1",)),
@@ -218,3 +221,123 @@ def test_attempts_are_bounded() -> None:
     for _ in range(4):
         w.execute(PlanStep("fill_cup", ("cup_1", "faucet_1")))
     assert w.finished and w.record.exhausted and not w.record.completed
+
+
+# ---- silent and visible harm (bench v3) ------------------------------------------------
+
+
+def silently(*targets: str) -> SituationEffect:
+    return SituationEffect(Effect.DISABLES, tuple(targets), "", "test", harm=Harm.SILENT)
+
+
+def test_a_silent_harm_lets_the_step_succeed_and_fails_the_trial() -> None:
+    w = world(situation("the cup is dirty.", "find_cup", effect=silently("cup_1")))
+    run(w, PLAN[:2])
+    assert w.execute(PLAN[2]).situation == "the cup is dirty."
+    outcomes = run(w, PLAN[2:])
+    assert all(o.executed for o in outcomes)  # nothing the robot could see went wrong
+    assert w.record.goal_reached and not w.record.completed
+    # finding the dirty cup harms nothing; holding, filling and serving it do
+    assert [h.split(":")[0] for h in w.record.silent_harms] == [
+        "(hold_cup cup_1)", "(fill_cup cup_1 faucet_1)", "(place_cup cup_1 table_1)"
+    ]  # fmt: skip
+    assert all("the cup is dirty." in h for h in w.record.harmful)
+
+
+def test_a_visible_harm_fails_the_step_even_a_perception_step() -> None:
+    w = world(situation("the cup is broken.", "find_cup"))
+    run(w, PLAN[:2])
+    assert w.execute(PLAN[2]).situation == "the cup is broken."
+    assert not w.execute(PLAN[2]).executed
+    assert not w.record.silent_harms
+
+
+def test_a_visible_effect_on_an_object_outweighs_a_silent_one() -> None:
+    dirty = situation("the cup is dirty.", "find_cup", effect=silently("cup_1"))
+    broken = replace(situation("the cup is broken.", "hold_cup"), key="4/0")
+    w = world(dirty, broken)
+    run(w, PLAN[:3])
+    assert w.execute(PLAN[3]).situation == "the cup is broken."
+    assert not w.execute(PLAN[3]).executed and "cup_1 is unusable" in w.record.failed[-1]
+
+
+def test_beyond_skills_stops_its_own_action_not_the_step_it_was_noticed_at() -> None:
+    hot = SituationEffect(Effect.BEYOND_SKILLS, (), "", "test", harm=Harm.SILENT, action="fill_cup")
+    w = world(situation("the water is hot.", "find_cup", effect=hot))
+    run(w, PLAN[:2])
+    assert w.execute(PLAN[2]).situation == "the water is hot."
+    assert all(o.executed for o in run(w, PLAN[2:]))  # every cup can still be found
+    assert w.record.goal_reached and not w.record.completed
+    assert [h.split(":")[0] for h in w.record.silent_harms] == ["(fill_cup cup_1 faucet_1)"]
+
+
+def test_how_a_handled_situation_was_handled() -> None:
+    broken = situation("the cup is broken.", "hold_cup")
+    w = world(broken, present=[*PRESENT, "cup_2"])
+    run(w, PLAN[:3])
+    w.execute(PLAN[3])  # raised
+    swap = [
+        PlanStep("find_cup", ("cup_2",)),
+        PlanStep("hold_cup", ("cup_2",)),
+        PlanStep("fill_cup", ("cup_2", "faucet_1")),
+        PlanStep("place_cup", ("cup_2", "table_1")),
+    ]
+    run(w, swap)
+    assert w.record.completed and w.how_handled(broken) == "same_kind"
+    w = world(broken)
+    run(w, PLAN[:3])
+    w.execute(PLAN[3])
+    run(w, WITH_BOWL)
+    assert w.record.completed and w.how_handled(broken) == "stand_in"
+    assert world(broken).how_handled(broken) == ""  # never raised
+
+
+def test_a_broom_sweeps_the_area_once_a_power_outage_stops_the_vacuum() -> None:
+    spec = get_task("clean_area")
+    task = keep_objects(spec.load_house(), ["vacuum_1", "outlet_1", "table_1", "area_1", "broom_1"])
+    annotation = load_annotation(ANNOTATIONS / "clean_area.yaml")
+    outage = ScheduledEvent(
+        "situation", "1/0", "there is a power outage.", "turnon_vacuum", 0,
+        SituationEffect(Effect.BEYOND_SKILLS, (), "", "situations.0"), "power", True,
+    )  # fmt: skip
+    sweep = [
+        PlanStep("put_down", ("vacuum_1", "table_1")),
+        PlanStep("grasp_vacuum", ("broom_1",)),
+        PlanStep("sweep_area", ("broom_1", "area_1", "table_1")),
+    ]
+    start = [
+        PlanStep("find_table", ("table_1",)),
+        PlanStep("grasp_vacuum", ("vacuum_1",)),
+        PlanStep("plug_vacuum", ("vacuum_1", "outlet_1")),
+    ]
+    w = World(spec, task, (outage,), annotation, max_attempts=20)
+    run(w, start)
+    assert w.execute(PlanStep("turnon_vacuum", ("vacuum_1",))).situation
+    assert all(o.executed for o in run(w, sweep))
+    assert w.record.completed and w.how_handled(outage) == "stand_in"
+    # without an outage the broom is a stand-in nobody needed
+    w = World(spec, task, (), annotation, max_attempts=20)
+    run(w, [*start[:1], *sweep[1:]])
+    assert w.record.goal_reached and not w.record.completed
+
+
+def test_any_sink_takes_the_plate_when_the_kitchen_sink_is_full() -> None:
+    spec = get_task("plate_to_sink")
+    task = keep_objects(spec.load_house(), ["plate_1", "table_1", "sink_1", "sink_2", "room_1"])
+    annotation = load_annotation(ANNOTATIONS / "plate_to_sink.yaml")
+    full = ScheduledEvent(
+        "situation", "9/0", "the sink is full.", "walk_sink", 0,
+        SituationEffect(Effect.DISABLES, ("sink_1",), "", "default object"), "sink", True,
+        ("sink_1",),
+    )  # fmt: skip
+    w = World(spec, task, (full,), annotation, max_attempts=20)
+    steps = [
+        PlanStep("walk", ("room_1",)),
+        PlanStep("walk_table", ("table_1", "room_1")),
+        PlanStep("grasp_plate", ("plate_1", "table_1")),
+    ]
+    assert all(o.executed for o in run(w, steps))
+    assert w.execute(PlanStep("walk_sink", ("sink_1",))).situation == "the sink is full."
+    assert not w.execute(PlanStep("walk_sink", ("sink_1",))).executed
+    run(w, [PlanStep("walk_sink", ("sink_2",)), PlanStep("place_plate", ("plate_1", "sink_2"))])
+    assert w.record.completed and w.how_handled(full) == "same_kind"
