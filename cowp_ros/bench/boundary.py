@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, cast
 
-from cowp_ros.bench.view import ALLOWED, MethodLeakError, RobotView, StepOutcome
+from cowp_ros.bench.view import ALLOWED, MethodLeakError, RobotView, StepObservation
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, PlanStep
@@ -89,8 +89,8 @@ class RemoteView(RobotView):
             hint=f"a method sees only: {', '.join(ALLOWED)}",
         )
 
-    def execute(self, step: PlanStep) -> StepOutcome:
-        return cast(StepOutcome, _ask(self._conn, ("view", "execute", (step,))))
+    def execute(self, step: PlanStep) -> StepObservation:
+        return cast(StepObservation, _ask(self._conn, ("view", "execute", (step,))))
 
     def give_up(self, reason: str) -> None:
         _ask(self._conn, ("view", "give_up", (reason,)))
@@ -108,9 +108,9 @@ class RemoteView(RobotView):
         return cast(tuple[str, ...], _ask(self._conn, ("view", "situations", ())))
 
     @property
-    def history(self) -> tuple[tuple[PlanStep, StepOutcome], ...]:
+    def history(self) -> tuple[tuple[PlanStep, StepObservation], ...]:
         return cast(
-            tuple[tuple[PlanStep, StepOutcome], ...], _ask(self._conn, ("view", "history", ()))
+            tuple[tuple[PlanStep, StepObservation], ...], _ask(self._conn, ("view", "history", ()))
         )
 
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from cowp_ros.bench.simulator import World
+from cowp_ros.bench.simulator import TrialWorld
 
 
 @dataclass(frozen=True)
 class PrivilegedAccess:
     """Read-only questions about the world's truth (see the module docstring)."""
 
-    _world: World
+    _world: TrialWorld
 
     def disabled(self) -> Mapping[str, str]:
         """Objects raised situations made unusable so far -> the sentence."""

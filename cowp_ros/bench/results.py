@@ -161,7 +161,7 @@ def _solvable_trial(r: dict[str, Any]) -> bool:
 
 
 HOWS = ("same_kind", "stand_in", "plan_change")
-"""How a handled situation was handled (`World.how_handled`)."""
+"""How a handled situation was handled (`TrialWorld.how_handled`)."""
 
 
 def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:

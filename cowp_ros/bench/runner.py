@@ -25,7 +25,7 @@ probability and random stream, so adding them does not change which situations a
 has. A distractor tied to a task is raised only in that task's trials, preferably at
 its own step.
 
-Methods run against a `World` through its robot view only, in a process of their own
+Methods run against a `TrialWorld` through its robot view only, in a process of their own
 (`boundary`: the world, the schedule and the judge stay in the runner's process); the
 oracle alone also gets its privileged access, by a token drawn for the trial.
 `--jobs N` runs N trials at once (threads, each with its method process and its own
@@ -60,7 +60,7 @@ from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import BenchMethod
 from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
-from cowp_ros.bench.simulator import ScheduledEvent, World, senses_only
+from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld, senses_only
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import PlanningTask
@@ -389,7 +389,7 @@ def max_attempts(trial: Trial) -> int:
     return 4 * len(trial.reference) + 10
 
 
-def privileged_for(method_cls: type[BenchMethod], world: World) -> PrivilegedAccess | None:
+def privileged_for(method_cls: type[BenchMethod], world: TrialWorld) -> PrivilegedAccess | None:
     """The oracle's access for the registered oracle class; None for every other method."""
     wants = bool(getattr(method_cls, "privileged", False))
     registered = is_privileged(method_cls)
@@ -416,7 +416,7 @@ def run_one(
     `options` reach the method as `context.options` (the runner puts the dataset folder
     under "dataset": EK reads the original system's answers there)."""
     metered = MeteredModel(model) if (model is not None and method_cls.uses_llm) else None
-    world = World(
+    world = TrialWorld(
         spec,
         trial.problem,
         trial.events,

@@ -46,14 +46,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cowp_ros.bench.annotations import Effect, SituationEffect, TaskAnnotation
-from cowp_ros.bench.view import Episode, RobotView, StepOutcome, _Hooks
+from cowp_ros.bench.view import Episode, RobotView, StepObservation, _Hooks
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import PlanStep
 from cowp_ros.planning.replay import apply_effects, failed_precondition
 from cowp_ros.tasks import TaskSpec
 
-__all__ = ["Episode", "EpisodeRecord", "ScheduledEvent", "StepOutcome", "World", "senses_only"]
+__all__ = [
+    "Episode",
+    "EpisodeRecord",
+    "ScheduledEvent",
+    "StepObservation",
+    "TrialWorld",
+    "senses_only",
+]
 
 
 def senses_only(action: str) -> bool:
@@ -152,7 +159,7 @@ class _Watch:
     step: PlanStep
 
 
-class World:
+class TrialWorld:
     """One method's run of one trial: the world's state, its rules and the judge."""
 
     def __init__(
@@ -183,7 +190,7 @@ class World:
         self._done: list[PlanStep] = []
         self._fired_at: dict[str, tuple[int, int]] = {}
         """Event key -> (steps done, steps failed) when it was raised."""
-        self._history: list[tuple[PlanStep, StepOutcome]] = []
+        self._history: list[tuple[PlanStep, StepObservation]] = []
         self.max_attempts = max_attempts
         self.record = EpisodeRecord()
         self.role_objects: dict[str, tuple[str, ...]] = {}
@@ -232,20 +239,20 @@ class World:
             self._changed("gave up right after it")
         self.record.gave_up = reason or "gave up"
 
-    def execute(self, step: PlanStep) -> StepOutcome:
+    def execute(self, step: PlanStep) -> StepObservation:
         """Attempt one step; see the module docstring for what can happen."""
         outcome = self._attempt(step)
         self._history.append((step, outcome))
         return outcome
 
-    def _attempt(self, step: PlanStep) -> StepOutcome:
+    def _attempt(self, step: PlanStep) -> StepObservation:
         if self.finished:
-            return StepOutcome(False, None, "the episode is over")
+            return StepObservation(False, None, "the episode is over")
         record = self.record
         record.attempts += 1
         if record.attempts > self.max_attempts:
             record.exhausted = True
-            return StepOutcome(False, None, "out of attempts")
+            return StepObservation(False, None, "out of attempts")
         if self._watch is not None:
             watched = self._watch.step
             if step != watched and not self._blocked(watched):
@@ -256,11 +263,11 @@ class World:
         if event is not None:
             self._pending.remove(event)
             self._fire(event, step)
-            return StepOutcome(False, event.text, "")
+            return StepObservation(False, event.text, "")
         why = self._why_not(step, base)
         if why:
             record.failed.append(f"{step}: {why}")
-            return StepOutcome(False, None, "the step failed")
+            return StepObservation(False, None, "the step failed")
         self._judge_step(step, base)
         self._silent_harm(step, base)
         self._apply(step, base)
@@ -269,7 +276,7 @@ class World:
         if self._world.goal_atoms <= self._state:
             record.goal_reached = True
             record.completed = not record.harmful
-        return StepOutcome(True)
+        return StepObservation(True)
 
     # ---- the world's rules --------------------------------------------------------
 

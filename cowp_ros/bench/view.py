@@ -4,7 +4,7 @@ A method drives the robot through a `RobotView`: it attempts steps and learns wh
 robot would (the step was done, a situation was seen before it, or it failed), and it
 knows the task as the robot knows it at the start (objects present, initial state,
 goal). The judge file, the schedule of situations, their effects and the judge's
-records stay inside the world (`cowp_ros.bench.simulator.World`), which the view does
+records stay inside the world (`cowp_ros.bench.simulator.TrialWorld`), which the view does
 not hold as an attribute: asking the view for anything else raises `MethodLeakError`
 naming what was asked for, so a method cannot read the answers by accident or by a
 quick `episode.annotation`.
@@ -30,7 +30,7 @@ class MethodLeakError(CowpError):
 
 
 @dataclass(frozen=True)
-class StepOutcome:
+class StepObservation:
     """What the robot learns from one attempt.
 
     `executed`: the step was done. `situation`: a sentence the robot saw before the step
@@ -47,12 +47,12 @@ class StepOutcome:
 class _Hooks:
     """The world's robot-facing operations, as plain callables (no world reference)."""
 
-    execute: Callable[[PlanStep], StepOutcome]
+    execute: Callable[[PlanStep], StepObservation]
     give_up: Callable[[str], None]
     finished: Callable[[], bool]
     problem: Callable[[], PlanningTask]
     situations: Callable[[], tuple[str, ...]]
-    history: Callable[[], tuple[tuple[PlanStep, StepOutcome], ...]]
+    history: Callable[[], tuple[tuple[PlanStep, StepObservation], ...]]
 
 
 _HOOKS: dict[int, _Hooks] = {}
@@ -73,7 +73,7 @@ class RobotView:
     def _hooks(self) -> _Hooks:
         return _HOOKS[id(self)]
 
-    def execute(self, step: PlanStep) -> StepOutcome:
+    def execute(self, step: PlanStep) -> StepObservation:
         """Attempt one step: done, a situation seen before it (not done), or failed."""
         return self._hooks().execute(step)
 
@@ -101,7 +101,7 @@ class RobotView:
         return self._hooks().situations()
 
     @property
-    def history(self) -> tuple[tuple[PlanStep, StepOutcome], ...]:
+    def history(self) -> tuple[tuple[PlanStep, StepObservation], ...]:
         """Every attempt so far and its outcome, in order."""
         return self._hooks().history()
 

@@ -178,7 +178,7 @@ def _ask(args: argparse.Namespace) -> int:
 def _progress(label: str) -> Any:
     interactive = sys.stderr.isatty()
 
-    def report(number: int, total: int, outcome: llm_eval.Outcome) -> None:
+    def report(number: int, total: int, outcome: llm_eval.ItemAnswer) -> None:
         mark = "ok" if outcome.correct else "MISS"
         if interactive:
             print(f"\r{label}: {number}/{total}", end="", file=sys.stderr, flush=True)
@@ -233,7 +233,7 @@ def _eval(args: argparse.Namespace) -> int:
         _say(f"model: {model.name} at {model.base_url}; examples: {len(examples)}")
         check = llm_eval.evaluate(model, items, examples=examples, progress=_progress("check set"))
         agreement = llm_eval.evaluate(model, gpt3, examples=examples, progress=_progress("gpt-3"))
-        batched: list[llm_eval.Outcome] = []
+        batched: list[llm_eval.ItemAnswer] = []
         batch_seconds = 0.0
         if args.batch:
             _say("acquirer groups as one batched question each ...")
@@ -304,7 +304,7 @@ def _eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _outcome_record(outcome: llm_eval.Outcome) -> dict[str, Any]:
+def _outcome_record(outcome: llm_eval.ItemAnswer) -> dict[str, Any]:
     return {
         "kind": outcome.item.kind,
         "question": outcome.item.question,

@@ -25,7 +25,7 @@ from cowp_ros.skills.dry_run import DryRunLog, dry_run_backends
 from cowp_ros.skills.roles import with_tasks
 from cowp_ros.skills.runner import SkillRunner
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
-from cowp_ros.skills.world import World
+from cowp_ros.skills.world import Whereabouts
 from cowp_ros.tasks import all_tasks
 
 
@@ -95,7 +95,7 @@ def list_skills(skills: SkillMap) -> None:
 def dry_run(args: argparse.Namespace) -> int:
     robot, skills, robot_path, skills_path = load(args)
     call = skills.resolve(args.name, args.arguments)  # a mistake is a CowpError here
-    world = World(
+    world = Whereabouts(
         set(robot.base.locations),
         location_aliases=skills.location_aliases,
         object_locations=skills.object_locations,

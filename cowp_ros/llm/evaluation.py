@@ -55,7 +55,7 @@ class CheckItem:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ItemAnswer:
     """What the model answered to one item, and how long it took."""
 
     item: CheckItem
@@ -151,16 +151,16 @@ def load_gpt3_sample(directory: Path, sample: int, seed: int = 0) -> tuple[list[
     return chosen, len(pool)
 
 
-def ask(model: OpenAICompatibleModel, item: CheckItem, examples: Sequence[Example]) -> Outcome:
+def ask(model: OpenAICompatibleModel, item: CheckItem, examples: Sequence[Example]) -> ItemAnswer:
     """Ask one item the way COWP asks its kind of question."""
     started = time.monotonic()
     if item.is_yes_no:
         verdict = model.ask_yes_no(item.question, examples=examples)
-        return Outcome(
+        return ItemAnswer(
             item, verdict.answer, verdict.p_yes, time.monotonic() - started, verdict.cached
         )
     choice = model.ask_choice(item.question, item.options, examples=examples)
-    return Outcome(item, choice.option, None, time.monotonic() - started, choice.cached)
+    return ItemAnswer(item, choice.option, None, time.monotonic() - started, choice.cached)
 
 
 def evaluate(
@@ -168,10 +168,10 @@ def evaluate(
     items: Sequence[CheckItem],
     *,
     examples: Sequence[Example] = (),
-    progress: Callable[[int, int, Outcome], None] | None = None,
-) -> list[Outcome]:
+    progress: Callable[[int, int, ItemAnswer], None] | None = None,
+) -> list[ItemAnswer]:
     """Ask every item in order, reporting progress after each."""
-    outcomes: list[Outcome] = []
+    outcomes: list[ItemAnswer] = []
     for number, item in enumerate(items, start=1):
         outcome = ask(model, item, examples)
         outcomes.append(outcome)
@@ -185,13 +185,13 @@ def evaluate_batched(
     items: Sequence[CheckItem],
     *,
     examples: Sequence[Example] = (),
-) -> tuple[list[Outcome], float]:
+) -> tuple[list[ItemAnswer], float]:
     """Ask each acquirer group as one numbered question; outcomes and total seconds."""
     groups: dict[str, list[CheckItem]] = {}
     for item in items:
         if item.kind == "acquirer" and item.group:
             groups.setdefault(item.group, []).append(item)
-    outcomes: list[Outcome] = []
+    outcomes: list[ItemAnswer] = []
     total = 0.0
     for members in groups.values():
         started = time.monotonic()
@@ -199,7 +199,7 @@ def evaluate_batched(
         elapsed = time.monotonic() - started
         total += elapsed
         for member, verdict in zip(members, verdicts, strict=True):
-            outcomes.append(Outcome(member, verdict.answer, None, elapsed / len(members), False))
+            outcomes.append(ItemAnswer(member, verdict.answer, None, elapsed / len(members), False))
     return outcomes, total
 
 
@@ -212,7 +212,7 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank - 1]
 
 
-def auc(outcomes: Sequence[Outcome]) -> float | None:
+def auc(outcomes: Sequence[ItemAnswer]) -> float | None:
     """Probability that a "yes" item gets a higher P(yes) than a "no" item.
 
     Threshold-free: it shows whether P(yes) separates the classes even when a model's
@@ -241,7 +241,7 @@ class Summary:
         return self.right / self.asked if self.asked else math.nan
 
 
-def summarise(name: str, outcomes: Sequence[Outcome]) -> Summary:
+def summarise(name: str, outcomes: Sequence[ItemAnswer]) -> Summary:
     summary = Summary(
         name,
         right=sum(o.correct for o in outcomes),
@@ -254,7 +254,7 @@ def summarise(name: str, outcomes: Sequence[Outcome]) -> Summary:
     return summary
 
 
-def latency(outcomes: Sequence[Outcome]) -> dict[str, float]:
+def latency(outcomes: Sequence[ItemAnswer]) -> dict[str, float]:
     """Median and p95 seconds per uncached answer."""
     seconds = [o.seconds for o in outcomes if not o.cached]
     if not seconds:

@@ -23,7 +23,7 @@ from action_msgs.msg import GoalStatus
 
 from cowp_ros.cowp.cancel import RunCancelledError
 from cowp_ros.errors import CowpError
-from cowp_ros.skills.interfaces import Outcome
+from cowp_ros.skills.interfaces import MotionResult
 
 POLL_S = 0.05
 """How often a wait re-checks cancel, liveness and deadlines when no message wakes it."""
@@ -167,7 +167,7 @@ def run_action(
     feedback: Callable[[Any], None] | None = None,
     watch_server: bool = False,
     hint: str = "is its controller running?",
-) -> tuple[Outcome, Any]:
+) -> tuple[MotionResult, Any]:
     """Send one goal and wait for its result, with timeouts and cancel.
 
     Returns the outcome and the action's result message (None when there is none).
@@ -177,7 +177,7 @@ def run_action(
     after `GONE_AFTER_S`, rather than at the deadline.
     """
     if not client.wait_for_server(timeout_sec=server_s):
-        return Outcome.failure(
+        return MotionResult.failure(
             f"{kind} action server {server} not available within {server_s:g} s ({hint})"
         ), None
     deadline = motion_s if isinstance(motion_s, Deadline) else Deadline(motion_s)
@@ -185,36 +185,36 @@ def run_action(
     send_future = client.send_goal_async(goal, feedback_callback=feedback)
     end = wait_future(send_future, cancel=cancel, deadline=deadline, alive=alive)
     if end is WaitEnd.GONE:
-        return Outcome.failure(f"{server} went away before accepting the goal"), None
+        return MotionResult.failure(f"{server} went away before accepting the goal"), None
     if end is not WaitEnd.DONE:
         # A goal accepted after we gave up must not move the robot on its own.
         send_future.add_done_callback(_cancel_when_accepted)
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"canceled before {server} accepted the goal"), None
-        return Outcome.failure(f"{server} did not answer the goal {deadline.describe()}"), None
+            return MotionResult.canceled(f"canceled before {server} accepted the goal"), None
+        return MotionResult.failure(f"{server} did not answer the goal {deadline.describe()}"), None
     handle = send_future.result()
     if handle is None or not handle.accepted:
-        return Outcome.failure(f"{server} rejected the {kind} goal"), None
+        return MotionResult.failure(f"{server} rejected the {kind} goal"), None
     result_future = handle.get_result_async()
     end = wait_future(result_future, cancel=cancel, deadline=deadline, alive=alive)
     if end is WaitEnd.GONE:
-        return Outcome.failure(f"{server} went away mid-goal (its node died?)"), None
+        return MotionResult.failure(f"{server} went away mid-goal (its node died?)"), None
     if end is not WaitEnd.DONE:
         handle.cancel_goal_async()
         # Give the server a moment to confirm the stop; the result is not needed.
         wait_future(result_future, cancel=threading.Event(), deadline=time.monotonic() + 2.0)
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"{kind} goal canceled on {server}"), None
-        return Outcome.failure(
+            return MotionResult.canceled(f"{kind} goal canceled on {server}"), None
+        return MotionResult.failure(
             f"{server} did not finish {deadline.describe()}; goal canceled"
         ), None
     wrapped = result_future.result()
     status, result = wrapped.status, wrapped.result
     if status == GoalStatus.STATUS_SUCCEEDED:
-        return Outcome.success(f"{server} succeeded"), result
+        return MotionResult.success(f"{server} succeeded"), result
     if status == GoalStatus.STATUS_CANCELED:
-        return Outcome.canceled(f"{server} canceled the {kind} goal"), result
-    return Outcome.failure(f"{server} aborted the {kind} goal (status {status})"), result
+        return MotionResult.canceled(f"{server} canceled the {kind} goal"), result
+    return MotionResult.failure(f"{server} aborted the {kind} goal (status {status})"), result
 
 
 def _cancel_when_accepted(future: Any) -> None:

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 
 from cowp_ros.skills.config import RobotConfig
-from cowp_ros.skills.interfaces import Outcome, Pose2D
+from cowp_ros.skills.interfaces import MotionResult, Pose2D
 from cowp_ros.skills.runner import Backends
 
 
@@ -22,9 +22,9 @@ class DryRunLog:
     def __init__(self) -> None:
         self.lines: list[str] = []
 
-    def add(self, line: str) -> Outcome:
+    def add(self, line: str) -> MotionResult:
         self.lines.append(line)
-        return Outcome.success(line)
+        return MotionResult.success(line)
 
 
 class DryRunBase:
@@ -32,7 +32,7 @@ class DryRunBase:
         self.robot, self.log = robot, log
         self.description = "dry run (base)"
 
-    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> Outcome:
+    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> MotionResult:
         frame = self.robot.base.frame_id
         return self.log.add(
             f"base: drive to {name} at x {pose.x:.2f} m, y {pose.y:.2f} m, "
@@ -45,7 +45,9 @@ class DryRunArm:
         self.robot, self.log = robot, log
         self.description = "dry run (arm)"
 
-    def move_to(self, name: str, positions: Sequence[float], cancel: threading.Event) -> Outcome:
+    def move_to(
+        self, name: str, positions: Sequence[float], cancel: threading.Event
+    ) -> MotionResult:
         joints = ", ".join(
             f"{joint} {value:+.3f}"
             for joint, value in zip(self.robot.arm.joint_names, positions, strict=True)
@@ -58,12 +60,12 @@ class DryRunGripper:
         self.robot, self.log = robot, log
         self.description = "dry run (gripper)"
 
-    def open(self, cancel: threading.Event) -> Outcome:
+    def open(self, cancel: threading.Event) -> MotionResult:
         return self.log.add(
             f"gripper: open to {self.robot.gripper.open_position_m * 1000:.1f} mm per finger"
         )
 
-    def close(self, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+    def close(self, cancel: threading.Event, *, expect_object: bool) -> MotionResult:
         threshold = self.robot.gripper.grasp_threshold_m * 1000
         expectation = (
             f"a grasp only if the fingers stop above {threshold:.1f} mm"
@@ -78,7 +80,7 @@ class DryRunCamera:
         self.log = log
         self.description = "dry run (detections)"
 
-    def find(self, class_name: str, cancel: threading.Event) -> Outcome:
+    def find(self, class_name: str, cancel: threading.Event) -> MotionResult:
         return self.log.add(f"camera: wait for the detector to report a {class_name}")
 
 

@@ -3,7 +3,7 @@
 The runner drives the robot only through these protocols, so the same skill sequence
 runs on Nav2 and the UR driver, on sim_world's topics, or on a test double. Every
 backend call blocks until the motion ends, fails or is canceled, and always returns an
-`Outcome` whose message says what happened in words a person can act on (which topic
+`MotionResult` whose message says what happened in words a person can act on (which topic
 was silent, which server was missing, which joint was off).
 """
 
@@ -26,7 +26,7 @@ class Status(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class MotionResult:
     """The end of one motion: its status and a sentence about it."""
 
     status: Status
@@ -37,15 +37,15 @@ class Outcome:
         return self.status is Status.SUCCEEDED
 
     @classmethod
-    def success(cls, message: str) -> Outcome:
+    def success(cls, message: str) -> MotionResult:
         return cls(Status.SUCCEEDED, message)
 
     @classmethod
-    def failure(cls, message: str) -> Outcome:
+    def failure(cls, message: str) -> MotionResult:
         return cls(Status.FAILED, message)
 
     @classmethod
-    def canceled(cls, message: str) -> Outcome:
+    def canceled(cls, message: str) -> MotionResult:
         return cls(Status.CANCELED, message)
 
 
@@ -70,7 +70,7 @@ class BaseBackend(Protocol):
 
     description: str
 
-    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> Outcome: ...
+    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> MotionResult: ...
 
 
 class ArmBackend(Protocol):
@@ -78,7 +78,9 @@ class ArmBackend(Protocol):
 
     description: str
 
-    def move_to(self, name: str, positions: Sequence[float], cancel: threading.Event) -> Outcome:
+    def move_to(
+        self, name: str, positions: Sequence[float], cancel: threading.Event
+    ) -> MotionResult:
         """Move to `positions` (in the configured joint order); `name` is for messages."""
         ...
 
@@ -88,9 +90,9 @@ class GripperBackend(Protocol):
 
     description: str
 
-    def open(self, cancel: threading.Event) -> Outcome: ...
+    def open(self, cancel: threading.Event) -> MotionResult: ...
 
-    def close(self, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+    def close(self, cancel: threading.Event, *, expect_object: bool) -> MotionResult:
         """Close; with `expect_object`, succeed only if the fingers stopped on an object."""
         ...
 
@@ -100,4 +102,4 @@ class CameraBackend(Protocol):
 
     description: str
 
-    def find(self, class_name: str, cancel: threading.Event) -> Outcome: ...
+    def find(self, class_name: str, cancel: threading.Event) -> MotionResult: ...

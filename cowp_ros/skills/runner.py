@@ -18,11 +18,11 @@ from cowp_ros.skills.interfaces import (
     BaseBackend,
     CameraBackend,
     GripperBackend,
-    Outcome,
+    MotionResult,
     Pose2D,
 )
 from cowp_ros.skills.skill_map import Primitive, SkillCall, SkillMap
-from cowp_ros.skills.world import World, object_class
+from cowp_ros.skills.world import Whereabouts, object_class
 
 # progress in 0..1, and what the robot is doing now in words
 Report = Callable[[float, str], None]
@@ -37,12 +37,12 @@ class Backends:
 
 
 class SkillRunner:
-    """Turns plan steps into backend calls, keeping the `World` up to date."""
+    """Turns plan steps into backend calls, keeping the `Whereabouts` up to date."""
 
     def __init__(
         self,
         skill_map: SkillMap,
-        world: World,
+        world: Whereabouts,
         backends: Backends,
         *,
         locations: dict[str, Pose2D],
@@ -63,23 +63,23 @@ class SkillRunner:
         arguments: list[str] | tuple[str, ...],
         cancel: threading.Event,
         report: Report | None = None,
-    ) -> Outcome:
+    ) -> MotionResult:
         """Execute one step; never raises for a failure the user can act on."""
         step = f"{action}({', '.join(arguments)})"
         try:
             call = self.resolve(action, arguments)
         except CowpError as err:
-            return Outcome.failure(str(err))
+            return MotionResult.failure(str(err))
         primitives = call.skill.steps
         for index, primitive in enumerate(primitives):
             if cancel.is_set():
-                return Outcome.canceled(f"{step} canceled before {describe(primitive, call)}")
+                return MotionResult.canceled(f"{step} canceled before {describe(primitive, call)}")
             if report is not None:
                 report(index / len(primitives), describe(primitive, call))
             try:
                 outcome = self._run_primitive(primitive, call, cancel)
             except CowpError as err:
-                outcome = Outcome.failure(str(err))
+                outcome = MotionResult.failure(str(err))
             if not outcome.ok:
                 return type(outcome)(
                     outcome.status,
@@ -88,16 +88,16 @@ class SkillRunner:
                 )
         if report is not None:
             report(1.0, f"done {step}")
-        return Outcome.success(f"{step} done ({call.skill.name} skill, {call.matched_by})")
+        return MotionResult.success(f"{step} done ({call.skill.name} skill, {call.matched_by})")
 
     def _run_primitive(
         self, primitive: Primitive, call: SkillCall, cancel: threading.Event
-    ) -> Outcome:
+    ) -> MotionResult:
         kind, value = primitive.kind, primitive.value
         if kind == "navigate":
             target = self.world.location_of(call.roles[value])
             if target == self.world.base_location:
-                return Outcome.success(f"already at {target}")
+                return MotionResult.success(f"already at {target}")
             pose = self.locations.get(target)
             if pose is None:
                 raise CowpError(f"location '{target}' has no pose in robot.yaml base.locations")
@@ -123,7 +123,7 @@ class SkillRunner:
             return outcome
         if kind == "detect":
             if self.backends.camera is None:
-                return Outcome.success("detections not verified")
+                return MotionResult.success("detections not verified")
             name = object_class(call.roles[value])
             return self.backends.camera.find(
                 self.skill_map.detection_classes.get(name, name), cancel

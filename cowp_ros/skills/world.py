@@ -22,7 +22,7 @@ def object_class(name: str) -> str:
     return _INSTANCE_SUFFIX.sub("", name.strip().lower())
 
 
-class World:
+class Whereabouts:
     """Object and robot whereabouts, seeded from config and updated by executed skills."""
 
     def __init__(

@@ -10,7 +10,7 @@ from cowp_ros.bench.annotations import (
     TaskAnnotation,
     load_annotation,
 )
-from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld
 from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import keep_objects
@@ -51,11 +51,11 @@ def situation(
 
 def world(
     *events: ScheduledEvent, max_attempts: int = 40, present: list[str] | None = None
-) -> World:
+) -> TrialWorld:
     spec, task, annotation = fill_cup(present)
-    return World(spec, task, tuple(events), annotation, max_attempts=max_attempts)
+    return TrialWorld(spec, task, tuple(events), annotation, max_attempts=max_attempts)
 
 
-def episode(*events: ScheduledEvent, max_attempts: int = 40) -> World:
+def episode(*events: ScheduledEvent, max_attempts: int = 40) -> TrialWorld:
     """The world of a small fill_cup trial (hand methods `.view()`, read `.record`)."""
     return world(*events, max_attempts=max_attempts)

@@ -15,7 +15,7 @@ from bench_fixtures import fill_cup, situation
 from cowp_ros.bench import methods as registry
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.runner import Trial, privileged_for, run_one
-from cowp_ros.bench.simulator import World
+from cowp_ros.bench.simulator import TrialWorld
 from cowp_ros.bench.view import MethodLeakError
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import make_planner
@@ -28,7 +28,7 @@ JUDGE_MODULES = {
     "cowp_ros.bench.privileged",
     "cowp_ros.bench.solvability",
 }
-ALLOWED_FROM_SIMULATOR = {"Episode", "StepOutcome"}
+ALLOWED_FROM_SIMULATOR = {"Episode", "StepObservation"}
 
 
 class Peeker:
@@ -65,7 +65,7 @@ def test_a_method_that_reads_the_judge_or_the_schedule_fails_clearly(name: str) 
     assert "MethodLeakError: a benchmark method asked the robot's view" in record["error"]
     assert repr(name) in record["error"] and not record["completed"]
     with pytest.raises(MethodLeakError, match="cannot set"):
-        World(spec, task, (), annotation, max_attempts=3).view().annotation = None  # type: ignore[attr-defined]
+        TrialWorld(spec, task, (), annotation, max_attempts=3).view().annotation = None  # type: ignore[attr-defined]
 
 
 def _imports(path: Path) -> list[tuple[str, set[str]]]:
@@ -110,7 +110,7 @@ def test_eks_knowledge_does_not_come_from_the_judge_files() -> None:
 
 def test_only_the_registered_oracle_gets_privileged_access() -> None:
     spec, task, annotation = fill_cup()
-    world = World(spec, task, (), annotation, max_attempts=3)
+    world = TrialWorld(spec, task, (), annotation, max_attempts=3)
     oracle = registry.discover()["oracle"]
     assert privileged_for(oracle, world) is not None
     assert privileged_for(registry.discover()["cw"], world) is None
@@ -133,7 +133,7 @@ def test_method_context_carries_no_judge_file() -> None:
 # ---- the audit's attacks on the boundary ----------------------------------------------
 
 
-def _cheat(world: World) -> None:
+def _cheat(world: TrialWorld) -> None:
     world.record.goal_reached = world.record.completed = True
 
 
@@ -162,7 +162,7 @@ class FrameAttack(_Attack):
         frame = sys._getframe(1)
         while frame is not None:
             for value in frame.f_locals.values():
-                if isinstance(value, World):
+                if isinstance(value, TrialWorld):
                     _cheat(value)
                     return
             frame = frame.f_back
@@ -173,9 +173,9 @@ class GcAttack(_Attack):
     name = "gc_attack"
 
     def run(self, episode: Any) -> None:
-        worlds = [o for o in gc.get_objects() if isinstance(o, World)]
+        worlds = [o for o in gc.get_objects() if isinstance(o, TrialWorld)]
         if not worlds:
-            raise RuntimeError("gc.get_objects() holds no World in this process")
+            raise RuntimeError("gc.get_objects() holds no TrialWorld in this process")
         _cheat(worlds[0])
 
 
@@ -193,7 +193,7 @@ class TokenAttack(_Attack):
     [
         (HooksAttack, "MethodLeakError: a benchmark method asked the robot's view for its hooks"),
         (FrameAttack, "RuntimeError: no trial or world in any frame"),
-        (GcAttack, "RuntimeError: gc.get_objects() holds no World"),
+        (GcAttack, "RuntimeError: gc.get_objects() holds no TrialWorld"),
         (TokenAttack, "no privileged access for this method in this trial"),
     ],
 )

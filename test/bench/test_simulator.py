@@ -8,7 +8,7 @@ from pathlib import Path
 from bench_fixtures import ANNOTATIONS, PRESENT, disables, fill_cup, situation, world
 
 from cowp_ros.bench.annotations import Effect, Harm, SituationEffect, load_annotation
-from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld
 from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks import get_task
@@ -120,7 +120,7 @@ def test_stand_ins_are_judged_per_action(tmp_path: Path) -> None:
         "task: fill_cup\ndataset_id: 4\nstand_ins: {cup: {bowl: [find_cup, hold_cup, fill_cup]}}\n"
     )
     spec, task, _ = fill_cup()
-    w = World(
+    w = TrialWorld(
         spec,
         task,
         (situation("the cup is dirty.", "find_cup"),),
@@ -310,13 +310,13 @@ def test_a_broom_sweeps_the_area_once_a_power_outage_stops_the_vacuum() -> None:
         PlanStep("grasp_vacuum", ("vacuum_1",)),
         PlanStep("plug_vacuum", ("vacuum_1", "outlet_1")),
     ]
-    w = World(spec, task, (outage,), annotation, max_attempts=20)
+    w = TrialWorld(spec, task, (outage,), annotation, max_attempts=20)
     run(w, start)
     assert w.execute(PlanStep("turnon_vacuum", ("vacuum_1",))).situation
     assert all(o.executed for o in run(w, sweep))
     assert w.record.completed and w.how_handled(outage) == "stand_in"
     # without an outage the broom is a stand-in nobody needed
-    w = World(spec, task, (), annotation, max_attempts=20)
+    w = TrialWorld(spec, task, (), annotation, max_attempts=20)
     run(w, [*start[:1], *sweep[1:]])
     assert w.record.goal_reached and not w.record.completed
 
@@ -330,7 +330,7 @@ def test_any_sink_takes_the_plate_when_the_kitchen_sink_is_full() -> None:
         SituationEffect(Effect.DISABLES, ("sink_1",), "", "default object"), "sink", True,
         ("sink_1",),
     )  # fmt: skip
-    w = World(spec, task, (full,), annotation, max_attempts=20)
+    w = TrialWorld(spec, task, (full,), annotation, max_attempts=20)
     steps = [
         PlanStep("walk", ("room_1",)),
         PlanStep("walk_table", ("table_1", "room_1")),

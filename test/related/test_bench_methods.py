@@ -10,7 +10,7 @@ from cowp_ros.bench import methods as registry
 from cowp_ros.bench.annotations import Effect, SituationEffect, load_annotation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.simulator import ScheduledEvent, World
+from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import make_planner
@@ -21,12 +21,12 @@ PRESENT = ["cup_1", "faucet_1", "table_1", "bowl_1", "pan_1", "fork_1"]
 OURS = {"cowp_llm_guided", "cowp_llm_state", "dkprompt"}
 
 
-def episode(*events: ScheduledEvent) -> World:
+def episode(*events: ScheduledEvent) -> TrialWorld:
     """The world of a small fill_cup trial: methods get its `.view()`, tests its `.record`."""
     spec = get_task("fill_cup")
     world = keep_objects(spec.load(), PRESENT)
     annotation = load_annotation(REPO / "benchmarks" / "annotations" / "fill_cup.yaml")
-    return World(spec, world, tuple(events), annotation, max_attempts=40)
+    return TrialWorld(spec, world, tuple(events), annotation, max_attempts=40)
 
 
 def dirty_cup() -> ScheduledEvent:

@@ -16,7 +16,7 @@ from cowp_ros.sim.scenario_story import answer_rules
 from cowp_ros.skills.config import load_robot_config
 from cowp_ros.skills.roles import with_tasks
 from cowp_ros.skills.skill_map import load_skill_map
-from cowp_ros.skills.world import World
+from cowp_ros.skills.world import Whereabouts
 from cowp_ros.tasks import all_tasks, get_task
 from cowp_ros.tasks.presence import present_problem
 
@@ -87,7 +87,7 @@ def test_every_object_of_the_world_has_a_place_the_robot_knows(name: str) -> Non
     scenario = load_scenario(name)
     robot = load_robot_config(share_path("config", "robot.yaml"))
     skills = with_tasks(load_skill_map(share_path("config", "skills.yaml")), all_tasks().values())
-    world = World(
+    world = Whereabouts(
         set(robot.base.locations),
         location_aliases=skills.location_aliases,
         object_locations=skills.object_locations,

@@ -43,7 +43,7 @@ from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
 from cowp_ros.ros.skill_backends.gripper import CommandGripper, ParallelGripper, TopicGripper
 from cowp_ros.skills.backends import resolve_choice
 from cowp_ros.skills.config import RobotConfig
-from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
+from cowp_ros.skills.interfaces import MotionResult, Pose2D, Status
 
 pytestmark = pytest.mark.ros
 
@@ -78,8 +78,8 @@ def start(harness: RosHarness, fakes: list, node):
     return node
 
 
-def in_thread(call: Callable[[], Outcome]) -> tuple[threading.Thread, list[Outcome]]:
-    box: list[Outcome] = []
+def in_thread(call: Callable[[], MotionResult]) -> tuple[threading.Thread, list[MotionResult]]:
+    box: list[MotionResult] = []
     thread = threading.Thread(target=lambda: box.append(call()), daemon=True)
     thread.start()
     return thread, box

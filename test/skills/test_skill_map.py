@@ -12,7 +12,7 @@ import yaml
 from cowp_ros.errors import CowpError
 from cowp_ros.skills.config import RobotConfig, load_robot_config
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
-from cowp_ros.skills.world import World
+from cowp_ros.skills.world import Whereabouts
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = ROOT.parent / "shared" / "data" / "cowp"
@@ -164,7 +164,7 @@ def test_every_object_class_of_the_problems_has_a_location(
     robot: RobotConfig, skill_map: SkillMap
 ) -> None:
     """Every object COWP may substitute (the problems' pools) can be driven to."""
-    world = World(
+    world = Whereabouts(
         set(robot.base.locations),
         location_aliases=skill_map.location_aliases,
         object_locations=skill_map.object_locations,
@@ -181,7 +181,7 @@ def test_every_object_class_of_the_problems_has_a_location(
 
 
 def test_world_tracks_what_the_robot_moves(robot: RobotConfig, skill_map: SkillMap) -> None:
-    world = World(set(robot.base.locations), object_locations=skill_map.object_locations)
+    world = Whereabouts(set(robot.base.locations), object_locations=skill_map.object_locations)
     assert world.location_of("cup_1") == "counter"
     world.base_location = "counter"
     world.picked("cup_1")
@@ -193,7 +193,7 @@ def test_world_tracks_what_the_robot_moves(robot: RobotConfig, skill_map: SkillM
 
 
 def test_unknown_object_location_names_the_files(robot: RobotConfig) -> None:
-    world = World(set(robot.base.locations), sources=(Path("config/skills.yaml"),))
+    world = Whereabouts(set(robot.base.locations), sources=(Path("config/skills.yaml"),))
     with pytest.raises(CowpError) as err:
         world.location_of("unicorn_3")
     assert "unicorn" in str(err.value) and "config/skills.yaml" in str(err.value)

@@ -6,10 +6,10 @@ import threading
 from collections.abc import Sequence
 
 from cowp_ros.skills.config import RobotConfig
-from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
+from cowp_ros.skills.interfaces import MotionResult, Pose2D, Status
 from cowp_ros.skills.runner import Backends, SkillRunner
 from cowp_ros.skills.skill_map import SkillMap
-from cowp_ros.skills.world import World
+from cowp_ros.skills.world import Whereabouts
 
 
 class Recorder:
@@ -24,39 +24,41 @@ class Recorder:
         self.sees = sees
         self.cancel_on = ""
 
-    def _answer(self, call: str, cancel: threading.Event) -> Outcome:
+    def _answer(self, call: str, cancel: threading.Event) -> MotionResult:
         self.calls.append(call)
         if call == self.cancel_on:
             cancel.set()
-            return Outcome.canceled(f"{call} canceled")
+            return MotionResult.canceled(f"{call} canceled")
         if call == self.fail_on:
-            return Outcome.failure(f"{call} broke")
-        return Outcome.success(call)
+            return MotionResult.failure(f"{call} broke")
+        return MotionResult.success(call)
 
-    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> Outcome:
+    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> MotionResult:
         return self._answer(f"base {name}", cancel)
 
-    def move_to(self, name: str, positions: Sequence[float], cancel: threading.Event) -> Outcome:
+    def move_to(
+        self, name: str, positions: Sequence[float], cancel: threading.Event
+    ) -> MotionResult:
         return self._answer(f"arm {name}", cancel)
 
-    def open(self, cancel: threading.Event) -> Outcome:
+    def open(self, cancel: threading.Event) -> MotionResult:
         return self._answer("gripper open", cancel)
 
-    def close(self, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+    def close(self, cancel: threading.Event, *, expect_object: bool) -> MotionResult:
         outcome = self._answer(f"gripper close{' grasp' if expect_object else ''}", cancel)
         if expect_object and outcome.ok and not self.holds:
-            return Outcome.failure("grasp failed: fingers closed to 0.0 mm")
+            return MotionResult.failure("grasp failed: fingers closed to 0.0 mm")
         return outcome
 
-    def find(self, class_name: str, cancel: threading.Event) -> Outcome:
+    def find(self, class_name: str, cancel: threading.Event) -> MotionResult:
         outcome = self._answer(f"detect {class_name}", cancel)
-        return outcome if self.sees else Outcome.failure(f"no {class_name} seen")
+        return outcome if self.sees else MotionResult.failure(f"no {class_name} seen")
 
 
 def make(
     robot: RobotConfig, skill_map: SkillMap, backend: Recorder, camera: bool = False
 ) -> SkillRunner:
-    world = World(
+    world = Whereabouts(
         set(robot.base.locations),
         location_aliases=skill_map.location_aliases,
         object_locations=skill_map.object_locations,

@@ -14,7 +14,7 @@ Protocol (all a new method needs; see `cw.py` for the shortest complete example)
 
         def __init__(self, context: MethodContext) -> None: ...
         def run(self, episode: Episode) -> None:
-            # drive the robot: episode.execute(step) -> StepOutcome, until
+            # drive the robot: episode.execute(step) -> StepObservation, until
             # episode.finished; call episode.give_up(reason) to stop early.
             ...
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cowp_ros.bench.view import Episode, StepOutcome
+from cowp_ros.bench.view import Episode, StepObservation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.embeddings import Embedder, default_embedder
 from cowp_ros.pddl import Atom, PlanningTask
@@ -162,7 +162,7 @@ class BelievedState:
         return self.task.goal_atoms <= self.atoms
 
 
-def execute_retrying(episode: Episode, step: PlanStep) -> StepOutcome:
+def execute_retrying(episode: Episode, step: PlanStep) -> StepObservation:
     """Attempt `step`; if a situation interrupted it, attempt it once more (ignoring it)."""
     outcome = episode.execute(step)
     if outcome.situation is not None and not episode.finished:

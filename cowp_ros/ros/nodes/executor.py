@@ -41,7 +41,7 @@ from cowp_ros.skills.interfaces import Status
 from cowp_ros.skills.roles import registered_skill_map
 from cowp_ros.skills.runner import SkillRunner
 from cowp_ros.skills.skill_map import load_skill_map
-from cowp_ros.skills.world import World
+from cowp_ros.skills.world import Whereabouts
 
 # The node's parameters; config/executor.yaml shows the same defaults.
 PARAMETERS = (
@@ -143,7 +143,7 @@ class SkillExecutor(Node):
             self.group,
             verify_detections=bool(value["verify_detections"]),
         )
-        self.world = World(
+        self.world = Whereabouts(
             set(self.robot.base.locations),
             location_aliases=skill_map.location_aliases,
             object_locations=skill_map.object_locations,

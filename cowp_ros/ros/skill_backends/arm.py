@@ -40,7 +40,7 @@ from cowp_ros.ros.skill_backends.common import (
 )
 from cowp_ros.skills.backends import CONTROL_MSGS
 from cowp_ros.skills.config import ArmConfig
-from cowp_ros.skills.interfaces import Outcome
+from cowp_ros.skills.interfaces import MotionResult
 
 CONTROL_MSGS_APT_PACKAGE = CONTROL_MSGS.apt
 # The UR driver's speed_scaling_state_broadcaster publishes std_msgs/Float64 in percent
@@ -194,13 +194,13 @@ class _ArmBase:
             planned_s, self.timeouts.arm_margin_s, self.scaling, self.config.min_speed_scaling
         )
 
-    def _current(self, cancel: threading.Event) -> tuple[Outcome | None, tuple[float, ...]]:
+    def _current(self, cancel: threading.Event) -> tuple[MotionResult | None, tuple[float, ...]]:
         names = self.config.joint_names
         end, positions = self.joints.wait_for(names, cancel=cancel, timeout_s=self.timeouts.topic_s)
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled("canceled before the arm moved"), ()
+            return MotionResult.canceled("canceled before the arm moved"), ()
         if positions is None:
-            return Outcome.failure(
+            return MotionResult.failure(
                 silent_message(
                     self.joints.topic,
                     f"sensor_msgs/JointState with the arm joints ({', '.join(names)})",
@@ -233,9 +233,9 @@ class _ArmBase:
             heard=lambda: self.joints.last_heard(names),
         )
 
-    def _missed(self, name: str, goal: Sequence[float], deadline: Deadline) -> Outcome:
+    def _missed(self, name: str, goal: Sequence[float], deadline: Deadline) -> MotionResult:
         joint, error = self._worst_error(goal)
-        return Outcome.failure(
+        return MotionResult.failure(
             f"arm did not reach pose '{name}' {deadline.describe()} "
             f"({joint} is {error:.3f} rad off, tolerance {self.config.joint_tolerance_rad:g})"
         )
@@ -256,14 +256,16 @@ class TopicArm(_ArmBase):
         self.description = f"topic arm ({config.trajectory_topic})"
         self.publisher = node.create_publisher(JointTrajectory, config.trajectory_topic, 10)
 
-    def move_to(self, name: str, positions: Sequence[float], cancel: threading.Event) -> Outcome:
+    def move_to(
+        self, name: str, positions: Sequence[float], cancel: threading.Event
+    ) -> MotionResult:
         end = wait_for_subscriber(
             self.publisher.get_subscription_count, cancel=cancel, timeout_s=self.timeouts.server_s
         )
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled("canceled before the arm moved")
+            return MotionResult.canceled("canceled before the arm moved")
         if end is not WaitEnd.DONE:
-            return Outcome.failure(
+            return MotionResult.failure(
                 f"nothing subscribes to {self.config.trajectory_topic} within "
                 f"{self.timeouts.server_s:g} s (is {self.config.controller} active?)"
             )
@@ -275,14 +277,14 @@ class TopicArm(_ArmBase):
         deadline = self._deadline(seconds)
         end = self._wait_arrival(name, positions, cancel, deadline)
         if end is WaitEnd.DONE:
-            return Outcome.success(f"arm at {name}")
+            return MotionResult.success(f"arm at {name}")
         if end is WaitEnd.SILENT:
-            return Outcome.failure(
+            return MotionResult.failure(
                 silent_message(self.joints.topic, "arm joint states", self.timeouts.topic_s)
             )
         self._hold()
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"arm move to {name} canceled; arm holding position")
+            return MotionResult.canceled(f"arm move to {name} canceled; arm holding position")
         return self._missed(name, positions, deadline)
 
     def _hold(self) -> None:
@@ -318,7 +320,9 @@ class ActionArm(_ArmBase):
         )
         self.description = f"FollowJointTrajectory arm ({config.follow_joint_trajectory_action})"
 
-    def move_to(self, name: str, positions: Sequence[float], cancel: threading.Event) -> Outcome:
+    def move_to(
+        self, name: str, positions: Sequence[float], cancel: threading.Event
+    ) -> MotionResult:
         problem, start = self._current(cancel)
         if problem is not None:
             return problem
@@ -338,7 +342,7 @@ class ActionArm(_ArmBase):
         )
         code = getattr(result, "error_code", 0) if result is not None else 0
         if outcome.ok and code != 0:
-            outcome = Outcome.failure(
+            outcome = MotionResult.failure(
                 f"controller error {code}: {getattr(result, 'error_string', '')}".rstrip(": ")
             )
         if not outcome.ok:
@@ -347,7 +351,7 @@ class ActionArm(_ArmBase):
         settle = Deadline(1.0)
         end = self._wait_arrival(name, positions, cancel, settle)
         if end is WaitEnd.DONE:
-            return Outcome.success(f"arm at {name}")
+            return MotionResult.success(f"arm at {name}")
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"canceled while confirming the arm at {name}")
+            return MotionResult.canceled(f"canceled while confirming the arm at {name}")
         return self._missed(name, positions, deadline)

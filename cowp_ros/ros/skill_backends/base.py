@@ -33,7 +33,7 @@ from cowp_ros.ros.skill_backends.common import (
 )
 from cowp_ros.skills.backends import NAV2_MSGS
 from cowp_ros.skills.config import BaseConfig
-from cowp_ros.skills.interfaces import Outcome, Pose2D, Status
+from cowp_ros.skills.interfaces import MotionResult, Pose2D, Status
 
 NAV2_APT_PACKAGE = NAV2_MSGS.apt
 
@@ -97,15 +97,15 @@ class TopicBase:
             and pose.yaw_error_to(goal) <= self.config.yaw_tolerance_rad
         )
 
-    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> Outcome:
+    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> MotionResult:
         topic = self.config.goal_topic
         end = wait_for_subscriber(
             self.publisher.get_subscription_count, cancel=cancel, timeout_s=self.timeouts.server_s
         )
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"canceled before driving to {name}")
+            return MotionResult.canceled(f"canceled before driving to {name}")
         if end is not WaitEnd.DONE:
-            return Outcome.failure(
+            return MotionResult.failure(
                 f"nothing subscribes to {topic} within {self.timeouts.server_s:g} s "
                 "(is the base driver or sim_world running?)"
             )
@@ -120,21 +120,21 @@ class TopicBase:
             silence_s=self.timeouts.topic_s,
         )
         if end is WaitEnd.DONE:
-            return Outcome.success(f"reached {name}")
+            return MotionResult.success(f"reached {name}")
         if end is WaitEnd.SILENT:
-            return Outcome.failure(
+            return MotionResult.failure(
                 silent_message(self.config.odom_topic, "nav_msgs/Odometry", self.timeouts.topic_s)
             )
         self._stop()
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"drive to {name} canceled; base stopped")
+            return MotionResult.canceled(f"drive to {name} canceled; base stopped")
         current = self.pose
         gap = (
             f"{current.distance_to(pose):.2f} m and {current.yaw_error_to(pose):.2f} rad away"
             if current
             else "position unknown"
         )
-        return Outcome.failure(
+        return MotionResult.failure(
             f"did not reach {name} within {self.timeouts.navigate_s:g} s ({gap}); base stopped"
         )
 
@@ -187,7 +187,7 @@ class Nav2Base:
         )
         self.description = f"Nav2 base (NavigateToPose on {config.nav2_action})"
 
-    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> Outcome:
+    def go_to(self, name: str, pose: Pose2D, cancel: threading.Event) -> MotionResult:
         goal = self.action_type.Goal()
         goal.pose = pose_stamped(pose, self.config.frame_id, self.node.get_clock().now().to_msg())
         goal.behavior_tree = ""  # Nav2's default navigate-to-pose tree
@@ -203,9 +203,9 @@ class Nav2Base:
             "robot.yaml base.nav2_action",
         )
         if outcome.ok:
-            return Outcome.success(f"reached {name} (Nav2)")
+            return MotionResult.success(f"reached {name} (Nav2)")
         if outcome.status is Status.CANCELED:
-            return Outcome.canceled(f"drive to {name} canceled (Nav2 goal canceled)")
+            return MotionResult.canceled(f"drive to {name} canceled (Nav2 goal canceled)")
         code = getattr(result, "error_code", 0) if result is not None else 0
         detail = f": error {code} {getattr(result, 'error_msg', '')}".rstrip() if code else ""
-        return Outcome.failure(f"Nav2 did not reach {name}: {outcome.message}{detail}")
+        return MotionResult.failure(f"Nav2 did not reach {name}: {outcome.message}{detail}")

@@ -15,7 +15,7 @@ from rclpy.node import Node
 
 from cowp_interfaces.msg import DetectionArray
 from cowp_ros.ros.skill_backends.common import Signal, Timeouts, WaitEnd, wait_until
-from cowp_ros.skills.interfaces import Outcome
+from cowp_ros.skills.interfaces import MotionResult
 
 
 class DetectionCamera:
@@ -53,7 +53,7 @@ class DetectionCamera:
         with self._lock:
             return any(t >= since and class_name in c for t, c in self._seen)
 
-    def find(self, class_name: str, cancel: threading.Event) -> Outcome:
+    def find(self, class_name: str, cancel: threading.Event) -> MotionResult:
         wanted = class_name.lower()
         start = time.monotonic()
         end = wait_until(
@@ -64,15 +64,15 @@ class DetectionCamera:
             silence_s=self.timeouts.topic_s,
         )
         if end is WaitEnd.DONE:
-            return Outcome.success(f"the detector sees a {wanted}")
+            return MotionResult.success(f"the detector sees a {wanted}")
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled(f"canceled while looking for a {wanted}")
+            return MotionResult.canceled(f"canceled while looking for a {wanted}")
         if end is WaitEnd.SILENT:
-            return Outcome.failure(
+            return MotionResult.failure(
                 f"no cowp_interfaces/DetectionArray on {self.topic} for "
                 f"{self.timeouts.topic_s:g} s (is situation_detector running?)"
             )
-        return Outcome.failure(
+        return MotionResult.failure(
             f"the detector did not report a {wanted} on {self.topic} within "
             f"{self.timeouts.detect_s:g} s"
         )

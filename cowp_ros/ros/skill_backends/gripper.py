@@ -40,7 +40,7 @@ from cowp_ros.ros.skill_backends.common import (
 )
 from cowp_ros.skills.config import GripperConfig
 from cowp_ros.skills.finger_rest import FingerRest, RestRule
-from cowp_ros.skills.interfaces import Outcome, Status
+from cowp_ros.skills.interfaces import MotionResult, Status
 
 
 def mm(metres: float) -> str:
@@ -58,8 +58,8 @@ class _GripperBase:
         positions = self.joints.positions(self.finger)
         return None if positions is None else positions[0]
 
-    def _silent(self) -> Outcome:
-        return Outcome.failure(
+    def _silent(self) -> MotionResult:
+        return MotionResult.failure(
             silent_message(
                 self.joints.topic,
                 f"sensor_msgs/JointState with {self.config.finger_joint}",
@@ -104,7 +104,7 @@ class _GripperBase:
             heard=lambda: self.joints.last_heard(self.finger),
         )
 
-    def _verdict(self, target: float, expect_object: bool) -> Outcome:
+    def _verdict(self, target: float, expect_object: bool) -> MotionResult:
         """Judge a finished command from where the finger is now."""
         position = self.position()
         if position is None:
@@ -112,13 +112,15 @@ class _GripperBase:
         cfg = self.config
         if target == cfg.open_position_m:
             if abs(position - target) <= max(cfg.position_tolerance_m, 0.002):
-                return Outcome.success(f"gripper open ({mm(position)})")
-            return Outcome.failure(f"gripper stopped at {mm(position)} while opening (blocked?)")
+                return MotionResult.success(f"gripper open ({mm(position)})")
+            return MotionResult.failure(
+                f"gripper stopped at {mm(position)} while opening (blocked?)"
+            )
         if not expect_object:
-            return Outcome.success(f"gripper closed ({mm(position)})")
+            return MotionResult.success(f"gripper closed ({mm(position)})")
         if position > cfg.grasp_threshold_m:
-            return Outcome.success(f"holding an object (fingers stopped at {mm(position)})")
-        return Outcome.failure(
+            return MotionResult.success(f"holding an object (fingers stopped at {mm(position)})")
+        return MotionResult.failure(
             f"grasp failed: fingers closed to {mm(position)} (at or below "
             f"{mm(cfg.grasp_threshold_m)}), nothing between them"
         )
@@ -134,27 +136,29 @@ class TopicGripper(_GripperBase):
         self.description = f"topic gripper ({config.command_topic})"
         self.publisher = node.create_publisher(Float64MultiArray, config.command_topic, 10)
 
-    def open(self, cancel: threading.Event) -> Outcome:
+    def open(self, cancel: threading.Event) -> MotionResult:
         return self._command(self.config.open_position_m, cancel, expect_object=False)
 
-    def close(self, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+    def close(self, cancel: threading.Event, *, expect_object: bool) -> MotionResult:
         return self._command(self.config.closed_position_m, cancel, expect_object=expect_object)
 
-    def _command(self, target: float, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+    def _command(
+        self, target: float, cancel: threading.Event, *, expect_object: bool
+    ) -> MotionResult:
         cfg = self.config
         end = wait_for_subscriber(
             self.publisher.get_subscription_count, cancel=cancel, timeout_s=self.timeouts.server_s
         )
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled("canceled before the gripper moved")
+            return MotionResult.canceled("canceled before the gripper moved")
         if end is not WaitEnd.DONE:
-            return Outcome.failure(
+            return MotionResult.failure(
                 f"nothing subscribes to {cfg.command_topic} within {self.timeouts.server_s:g} s "
                 "(is the gripper controller running?)"
             )
         end, _ = self.joints.wait_for(self.finger, cancel=cancel, timeout_s=self.timeouts.topic_s)
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled("canceled before the gripper moved")
+            return MotionResult.canceled("canceled before the gripper moved")
         if end is not WaitEnd.DONE:
             return self._silent()
         self.publisher.publish(Float64MultiArray(data=[float(target)]))
@@ -167,8 +171,8 @@ class TopicGripper(_GripperBase):
         if position is not None:  # hold where the fingers are
             self.publisher.publish(Float64MultiArray(data=[position]))
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled("gripper command canceled; fingers holding position")
-        return Outcome.failure(
+            return MotionResult.canceled("gripper command canceled; fingers holding position")
+        return MotionResult.failure(
             f"gripper did not settle within {self.timeouts.gripper_s:g} s "
             f"(fingers at {mm(position) if position is not None else 'unknown'})"
         )
@@ -201,10 +205,10 @@ class _ActionGripperBase(_GripperBase):
         )
         self.description = f"{self.ACTION} gripper ({config.gripper_action})"
 
-    def open(self, cancel: threading.Event) -> Outcome:
+    def open(self, cancel: threading.Event) -> MotionResult:
         return self._command(self.config.open_position_m, cancel, expect_object=False)
 
-    def close(self, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+    def close(self, cancel: threading.Event, *, expect_object: bool) -> MotionResult:
         return self._command(self.config.closed_position_m, cancel, expect_object=expect_object)
 
     def _goal(self, target: float) -> Any:
@@ -213,7 +217,9 @@ class _ActionGripperBase(_GripperBase):
     def _result_position(self, result: Any) -> float | None:
         raise NotImplementedError
 
-    def _command(self, target: float, cancel: threading.Event, *, expect_object: bool) -> Outcome:
+    def _command(
+        self, target: float, cancel: threading.Event, *, expect_object: bool
+    ) -> MotionResult:
         deadline = Deadline(self.timeouts.gripper_s)
         outcome, result = run_action(
             self.client,
@@ -232,7 +238,7 @@ class _ActionGripperBase(_GripperBase):
         # reported while they still move, a goal "reached" within a coarse tolerance).
         end, _ = self.joints.wait_for(self.finger, cancel=cancel, timeout_s=0.5)
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled("canceled while reading the finger position")
+            return MotionResult.canceled("canceled while reading the finger position")
         if self.position() is None:
             position = self._result_position(result)
             if position is None:
@@ -245,25 +251,25 @@ class _ActionGripperBase(_GripperBase):
             target, cancel, Deadline(left_s), response_s=self.config.settle_time_s
         )
         if end is WaitEnd.CANCELED:
-            return Outcome.canceled("canceled while the fingers settled")
+            return MotionResult.canceled("canceled while the fingers settled")
         if end is WaitEnd.SILENT:
             return self._silent()
         if end is WaitEnd.TIMEOUT:
             position = self.position()
-            return Outcome.failure(
+            return MotionResult.failure(
                 f"{self.config.gripper_action} ended, but the fingers did not settle within "
                 f"{left_s:.1f} s (at {mm(position) if position is not None else 'unknown'})"
             )
         return self._verdict(target, expect_object)
 
-    def _verdict_at(self, position: float, target: float, expect_object: bool) -> Outcome:
+    def _verdict_at(self, position: float, target: float, expect_object: bool) -> MotionResult:
         """The verdict from the action result's position, when no joint state is heard."""
         cfg = self.config
         if target == cfg.open_position_m:
-            return Outcome.success(f"gripper open ({mm(position)})")
+            return MotionResult.success(f"gripper open ({mm(position)})")
         if not expect_object or position > cfg.grasp_threshold_m:
-            return Outcome.success(f"gripper closed at {mm(position)}")
-        return Outcome.failure(f"grasp failed: fingers closed to {mm(position)}, nothing held")
+            return MotionResult.success(f"gripper closed at {mm(position)}")
+        return MotionResult.failure(f"grasp failed: fingers closed to {mm(position)}, nothing held")
 
 
 class ParallelGripper(_ActionGripperBase):
