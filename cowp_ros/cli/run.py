@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -48,7 +47,7 @@ from cowp_ros.cli.plan import add_problem_arguments
 from cowp_ros.cowp.grounded import grounded_loop
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.report import CowpReport, Event, strict_json
-from cowp_ros.cowp.report_file import report_name, write_report
+from cowp_ros.cowp.report_file import REPORTS_DIR_ENV, report_name, reports_folder, write_report
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
@@ -59,8 +58,6 @@ from cowp_ros.safe_text import clean, situation_text
 from cowp_ros.tasks import TaskSpec, describe_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
-REPORTS_DIR_ENV = "COWP_REPORTS_DIR"
-DEFAULT_REPORTS_DIR = Path("build") / "reports"
 METHODS = ("grounded", "cowp")
 DEFAULT_METHOD = "grounded"
 
@@ -278,7 +275,7 @@ class RunRecord:
         """--report, else a new file in $COWP_REPORTS_DIR or build/reports."""
         if self.args.report:
             return Path(self.args.report)
-        folder = Path(os.environ.get(REPORTS_DIR_ENV) or DEFAULT_REPORTS_DIR)
+        folder = reports_folder()
         name = self.report.task if self.report is not None else str(self.args.task or "run")
         return folder / report_name(name)
 

@@ -26,6 +26,15 @@ from pathlib import Path
 from cowp_ros.errors import CowpError
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+REPORTS_DIR_ENV = "COWP_REPORTS_DIR"
+DEFAULT_REPORTS_DIR = Path("build") / "reports"
+
+
+def reports_folder(configured: str | Path | None = None) -> Path:
+    """Where reports go: the folder a caller was given, else `$COWP_REPORTS_DIR`, else
+    build/reports. One rule for `cowp run` and the task manager, so a user who sets the
+    variable finds every report of a session in one place."""
+    return Path(configured or os.environ.get(REPORTS_DIR_ENV) or DEFAULT_REPORTS_DIR)
 
 
 def report_name(stem: str, unique: str = "", now: float | None = None) -> str:

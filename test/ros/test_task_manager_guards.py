@@ -89,3 +89,20 @@ def test_quick_goals_get_a_report_each(manager: TaskManager) -> None:
     assert len(list((manager.report_dir).glob("*.json"))) == 6
     for path in paths:
         assert json.loads(Path(path).read_text())["outcome"] == "aborted"
+
+
+def test_reports_go_where_cowp_run_puts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no report_dir of its own, the task manager writes to $COWP_REPORTS_DIR, as
+    `cowp run` does."""
+    monkeypatch.setenv("COWP_REPORTS_DIR", str(tmp_path / "session"))
+    rclpy.init()
+    node = TaskManager()
+    try:
+        path = Path(node.execute(FakeGoal("make_coffee")).report_path)
+        assert path.parent == (tmp_path / "session").resolve()
+        assert json.loads(path.read_text())["outcome"] == "aborted"
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()

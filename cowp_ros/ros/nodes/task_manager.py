@@ -52,7 +52,7 @@ from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
 from cowp_ros.cowp.ports import Acquirer, StepOutcome
 from cowp_ros.cowp.report import Event, strict_json
-from cowp_ros.cowp.report_file import write_new_report
+from cowp_ros.cowp.report_file import reports_folder, write_new_report
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
@@ -93,7 +93,11 @@ PARAMETERS = (
         "blame a harmless-judged situation) or cowp (the paper's); as the commonsense node's",
         one_of("grounded", "cowp"),
     ),
-    Param("report_dir", "build/reports", "where each run's JSON report is written"),
+    Param(
+        "report_dir",
+        "",
+        "where each run's JSON report is written ('' = $COWP_REPORTS_DIR, else build/reports)",
+    ),
     Param("planner_timeout_s", 60.0, "one planning call", positive),
     Param("commonsense_timeout_s", 600.0, "one monitor or acquirer request", positive),
     Param("step_timeout_s", 300.0, "one executed step", positive),
@@ -139,7 +143,7 @@ class TaskManager(Node):
         super().__init__("task_manager")
         self.params = declare_parameters(self, PARAMETERS)
         self.present = [o for o in self.params["present_objects"] if o]
-        self.report_dir = Path(self.params["report_dir"])
+        self.report_dir = reports_folder(self.params["report_dir"])
         self.inbox = SituationInbox(
             InboxLimits(
                 max_waiting=self.params["max_waiting_situations"],
