@@ -28,6 +28,7 @@ from pathlib import Path
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.cowp.run_report import read_report
 from cowp_ros.llm.endpoint import llm_endpoint
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.ros.clients.task_client import TaskClient
@@ -71,7 +72,7 @@ def one_run(scenario_name: str, url: str, model: str, out: Path) -> dict[str, fl
             client.close()
     finally:
         supervisor.stop()
-    report = json.loads(Path(result.report_path).read_text())
+    timing = read_report(result.report_path).sections["graph"]["timing"]
     row = {
         "ready_s": ready_s,
         "task_s": task_s,
@@ -79,8 +80,8 @@ def one_run(scenario_name: str, url: str, model: str, out: Path) -> dict[str, fl
         "outcome": result.outcome.value,
     }
     for phase in PHASES:
-        row[f"{phase}_s"] = report["timing"].get(phase, {}).get("seconds", 0.0)
-        row[f"{phase}_calls"] = report["timing"].get(phase, {}).get("calls", 0)
+        row[f"{phase}_s"] = timing.get(phase, {}).get("seconds", 0.0)
+        row[f"{phase}_calls"] = timing.get(phase, {}).get("calls", 0)
     return row
 
 

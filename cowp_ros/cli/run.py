@@ -48,6 +48,7 @@ from cowp_ros.cowp.grounded import grounded_loop
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.report import CowpReport, Event, strict_json
 from cowp_ros.cowp.report_file import REPORTS_DIR_ENV, report_name, reports_folder, write_report
+from cowp_ros.cowp.run_report import report_document
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
@@ -247,29 +248,20 @@ class RunRecord:
             self.error = {"type": type(err).__name__, "message": str(err)[:2000], "hint": ""}
 
     def to_dict(self) -> dict[str, Any]:
-        if self.report is None:
-            data: dict[str, Any] = {
-                "task": self.args.task or "",
-                "description": "",
-                "planner": self.args.planner,
-                "model": "",
-                "outcome": "not_planned",
-                "explanation": "",
-                "usage": {},
-                "events": [],
-            }
-        else:
-            if self.outcome is not None and self.finish is not None:
-                with contextlib.suppress(Exception):  # the usage, if it can still be had
-                    self.finish()
-            data = self.report.to_dict()
-        if self.outcome is not None:
-            data["outcome"] = self.outcome
-            if self.error is not None:
-                data["explanation"] = clean(self.error["message"], newlines=False)
-        if self.error is not None:
-            data["error"] = self.error
-        return data
+        if self.report is not None and self.outcome is not None and self.finish is not None:
+            with contextlib.suppress(Exception):  # the usage, if it can still be had
+                self.finish()
+        explanation = None
+        if self.outcome is not None and self.error is not None:
+            explanation = clean(self.error["message"], newlines=False)
+        return report_document(
+            self.report,
+            task=self.args.task or "",
+            planner=self.args.planner,
+            outcome=self.outcome,
+            explanation=explanation,
+            error=self.error,
+        )
 
     def path(self) -> Path:
         """--report, else a new file in $COWP_REPORTS_DIR or build/reports."""

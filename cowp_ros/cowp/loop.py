@@ -43,6 +43,7 @@ from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, Phase, PlanCheck
 from cowp_ros.cowp.predicates import PredicateGenerator, SituationFact, mentioned_kind
 from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.report import CowpReport
+from cowp_ros.cowp.run_report import usage_summary
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
@@ -404,13 +405,7 @@ class OpenWorldPlanner:
         self.report.explanation = self.explanation()
         usage = getattr(self.model, "usage", None)
         if usage is not None:
-            self.report.usage = {
-                "calls": usage.calls,
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "cache_hits": usage.cache_hits,
-                "seconds": round(usage.seconds, 3),
-            }
+            self.report.usage = usage_summary(usage)
         return self.report
 
     # ---- the loop ----------------------------------------------------------------------

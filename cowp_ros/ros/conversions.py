@@ -29,7 +29,7 @@ from cowp_ros.cowp.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.language_model import Choice, YesNo
+from cowp_ros.llm.language_model import Choice, Usage, YesNo
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.identifiers import check_identifier
 from cowp_ros.planning import PlannerError, PlanResult, PlanStatus, PlanStep
@@ -338,4 +338,30 @@ def plan_result_from_response(response: Plan.Response, planner: str) -> PlanResu
         seconds=float(response.planning_time_s),
         steps=tuple(steps_from_msgs(response.steps)),
         detail=response.message,
+    )
+
+
+# --- the model's usage, per commonsense request ------------------------------------------
+
+
+def put_usage(response: Any, model: str, before: Usage, after: Usage) -> None:
+    """What answering this request cost: `after` minus `before` (the node answers one
+    request at a time, so the difference is this request's)."""
+    response.model = model
+    response.model_calls = after.calls - before.calls
+    response.prompt_tokens = after.prompt_tokens - before.prompt_tokens
+    response.completion_tokens = after.completion_tokens - before.completion_tokens
+    response.cache_hits = after.cache_hits - before.cache_hits
+    response.model_seconds = float(max(0.0, after.seconds - before.seconds))
+
+
+def usage_from_response(response: Any) -> tuple[str, Usage]:
+    """The model that answered a commonsense request, and what it cost."""
+    seconds = float(response.model_seconds)
+    return str(response.model), Usage(
+        calls=max(0, int(response.model_calls)),
+        prompt_tokens=max(0, int(response.prompt_tokens)),
+        completion_tokens=max(0, int(response.completion_tokens)),
+        cache_hits=max(0, int(response.cache_hits)),
+        seconds=seconds if math.isfinite(seconds) and seconds > 0 else 0.0,
     )

@@ -13,6 +13,7 @@ import pytest
 from graph_harness import partial_profile
 from slow_llm import MODEL, SlowModelServer
 
+from cowp_ros.cowp.run_report import read_report
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -123,7 +124,6 @@ def test_a_flood_of_situations_costs_a_bounded_number_of_questions(
     `max_situations_per_task` (20) reach the loop, each checked once before each step
     attempt it could affect (6 plan steps, more if a step fails and is retried), so at
     most 20 x attempts of questions; the rest is dropped and counted."""
-    import json
 
     from cowp_interfaces.msg import Situation
 
@@ -156,11 +156,11 @@ def test_a_flood_of_situations_costs_a_bounded_number_of_questions(
     finally:
         server.close()
     assert result.outcome is Outcome.COMPLETED, result.explanation
-    report = json.loads(Path(result.report_path).read_text())
+    report = read_report(result.report_path)
     given = len(result.handled_situations)
-    dropped = sum(report["situations_dropped"].values())
-    requests = report["requests"]["check_plan"]
-    attempts = sum(1 for event in report["cowp"]["events"] if event["kind"] == "step")
+    dropped = sum(report.sections["graph"]["situations_dropped"].values())
+    requests = report.sections["graph"]["requests"]["check_plan"]
+    attempts = len(report.events_of("step"))
     print(f"flood: {given} given to the loop, {dropped} dropped, {server.asked} questions")
     print(f"flood: {requests} CheckPlan requests over {attempts} step attempts")
     assert given <= 20 and given + dropped >= 45  # a few may be lost by DDS under load

@@ -8,7 +8,6 @@ end the goal with a reason, and nothing hangs.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -18,6 +17,7 @@ import pytest
 from graph_harness import Probe, partial_profile
 
 from cowp_interfaces.msg import PlanStep, Situation
+from cowp_ros.cowp.run_report import read_report
 from cowp_ros.ros.bags import deserialize, read_bag
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
@@ -68,15 +68,18 @@ def test_serve_water_runs_to_an_outcome_with_report_and_feedback(
     assert "saw: the cup is dirty" in events
     # the default reasoner (grounded): one question about the cup's use in the task
     assert "asked: Can the robot still use the cup for" in events
-    report = json.loads(Path(result.report_path).read_text())
-    assert report["outcome"] == result.outcome.value
-    monitor = [e for e in report["cowp"]["events"] if e["kind"] == "monitor"]
+    report = read_report(result.report_path)  # the same reader as cowp run's reports
+    assert report.outcome == result.outcome.value
+    monitor = report.events_of("monitor")
     assert monitor and all("if the cup is dirty" in e["text"] for e in monitor)
-    assert report["timing"]["monitor"]["calls"] >= 1
+    assert report.sections["graph"]["timing"]["monitor"]["calls"] >= 1
+    # the model that answered the commonsense node, and what it spent
+    assert report.model and report.model != "remote"
+    assert report.usage["calls"] + report.usage["cache_hits"] >= len(monitor)
     # every executor call is timed: the steps done, and any the robot failed and retried
-    steps = [e for e in report["cowp"]["events"] if e["kind"] == "step"]
+    steps = report.events_of("step")
     assert sum(e["ok"] for e in steps) == len(result.executed_steps)
-    assert report["timing"]["execute"]["calls"] == len(steps)
+    assert report.sections["graph"]["timing"]["execute"]["calls"] == len(steps)
     if result.outcome is Outcome.COMPLETED:
         assert result.executed_steps[-1].startswith("deliver_water")
 
@@ -173,8 +176,7 @@ def test_demo_bag_records_the_run(start_graph, local_llm, tmp_path: Path) -> Non
         f"({' '.join([step.action, *step.arguments])})"
         for step in (deserialize(r) for r in read_bag(bag, ["/cowp/current_step"]))
     ]
-    report = json.loads(Path(result.report_path).read_text())
-    attempted = [e["step"] for e in report["cowp"]["events"] if e["kind"] == "step"]
+    attempted = [e["step"] for e in read_report(result.report_path).events_of("step")]
     # Every step attempt (done or failed) was announced, in order; the run may end while
     # one more announced step is under way (a situation that arrived late on a busy
     # machine can make the run give up during the last step).

@@ -3,6 +3,7 @@ when two arrive together, one "aborted:" in the final line, one report file per 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import uuid
@@ -106,3 +107,33 @@ def test_reports_go_where_cowp_run_puts_them(
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+
+
+def test_the_task_manager_and_cowp_run_write_one_schema(
+    manager: TaskManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """One reader reads both reports: the common fields, the events, and each one's
+    own section (the task manager's `graph`)."""
+    from cowp_ros.cli import main
+    from cowp_ros.cli import run as run_cli
+    from cowp_ros.cowp.run_report import REPORT_KEYS, read_report
+    from cowp_ros.llm.scripted import ScriptedModel
+
+    model = ScriptedModel(yes_no=[("if ", True)], default_yes_no=True)
+
+    @contextlib.contextmanager
+    def fake_open_model(args: Any) -> Iterator[ScriptedModel]:
+        yield model
+
+    monkeypatch.setattr(run_cli, "open_model", fake_open_model)
+    cli_path = tmp_path / "cli.json"
+    main(["run", "fill_cup", "--situation", "a radio plays", "--report", str(cli_path)])
+    capsys.readouterr()
+    from_cli = read_report(cli_path)
+    from_graph = read_report(manager.execute(FakeGoal("make_coffee")).report_path)
+    assert from_cli.outcome == "completed" and from_cli.events_of("plan")
+    assert from_graph.outcome == "aborted" and "make_coffee" in from_graph.explanation
+    assert set(from_graph.sections) == {"graph"} and not from_cli.sections
+    assert from_graph.sections["graph"]["goal"] == "make_coffee"
+    for report in (from_cli, from_graph):
+        assert all(isinstance(getattr(report, key), str | dict) for key in REPORT_KEYS)

@@ -31,6 +31,7 @@ from cowp_ros.cowp.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import Usage
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.phase_clock import PhaseClock
@@ -43,6 +44,7 @@ from cowp_ros.ros.conversions import (
     put_task_context,
     put_task_words,
     selection_from_response,
+    usage_from_response,
 )
 from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
 from cowp_ros.ros.waiting import call_service
@@ -75,6 +77,10 @@ class CommonsenseClient:
             AcquireKnowledge, ACQUIRE_SERVICE
         )
         self.calls = {"check": 0, "acquire": 0}
+        self.model_name = ""
+        """The model that answered, as the node names it ("" until it answered)."""
+        self.usage = Usage()
+        """What the node's model spent on this client's requests."""
         self._verdicts: dict[tuple[PlanStep, str], MonitorVerdict] = {}
         self._facts: dict[str, SituationFact] = {}
 
@@ -93,6 +99,9 @@ class CommonsenseClient:
         )
         if self.clock is not None:
             self.clock.add("monitor" if phase == "check" else phase, time.monotonic() - started)
+        model, usage = usage_from_response(response)
+        self.model_name = model or self.model_name
+        self.usage.add(usage)
         if not response.success:
             raise CowpError(f"the {what} failed: {response.message}")
         return response

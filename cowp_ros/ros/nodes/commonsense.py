@@ -45,6 +45,7 @@ from cowp_ros.ros.conversions import (
     put_assessment,
     put_plan_check,
     put_selection,
+    put_usage,
     situation_from_check_request,
     steps_from_msgs,
     task_context_from_request,
@@ -190,7 +191,11 @@ class CommonsenseNode(Node):
         """
         try:
             with self._lock:
-                work(request, response)
+                before = replace(self.model.usage)
+                try:
+                    work(request, response)
+                finally:
+                    put_usage(response, self.model.name, before, self.model.usage)
             response.success = True
         except CowpError as err:
             response.success, response.message = False, str(err)

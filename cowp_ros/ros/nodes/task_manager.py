@@ -53,8 +53,10 @@ from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
 from cowp_ros.cowp.ports import Acquirer, StepOutcome
 from cowp_ros.cowp.report import Event, strict_json
 from cowp_ros.cowp.report_file import reports_folder, write_new_report
+from cowp_ros.cowp.run_report import report_document, usage_summary
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import Usage
 from cowp_ros.planning import PlanStep
 from cowp_ros.planning.tidy import TidyPlanner
 from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
@@ -461,26 +463,41 @@ class TaskRun:
         self.log.info(f"[{phase.value}] {event}")
 
     def _write_report(self, end: RunEnd, seconds: float) -> Path | None:
-        document: dict[str, Any] = {
-            "task": self.goal.request.task,
-            "outcome": end.outcome.value,
-            "explanation": end.explanation,
+        """The run's report in `cowp run`'s schema (`cowp/run_report.py`), naming the
+        model that answered the commonsense node and what it spent; what only the graph
+        knows is its `graph` section."""
+        commonsense = self._commonsense()
+        report = None
+        if self.loop is not None:
+            report = self.loop.finish_report()
+            report.model = next((c.model_name for c in commonsense if c.model_name), "")
+            usage = Usage()
+            for client in commonsense:
+                usage.add(client.usage)
+            report.usage = usage_summary(usage)
+        graph = {
+            "goal": self.goal.request.task,
             "seconds": round(seconds, 3),
             "executed_steps": [f"({' '.join([s.action, *s.arguments])})" for s in self.executed],
             "handled_situations": self.handled,
             "situations_dropped": dict(self.node.inbox.dropped),
             "timing": self.clock.to_dict(),
             "requests": {
-                "check_plan": sum(c.calls["check"] for c in self._commonsense()),
-                "acquire_knowledge": sum(c.calls["acquire"] for c in self._commonsense()),
+                "check_plan": sum(c.calls["check"] for c in commonsense),
+                "acquire_knowledge": sum(c.calls["acquire"] for c in commonsense),
             },
         }
-        if self.loop is not None:
-            report = self.loop.finish_report()
-            document["cowp"] = report.to_dict()
+        document = report_document(
+            report,
+            task=self.goal.request.task,
+            outcome=end.outcome.value,
+            explanation=end.explanation,
+            graph=graph,
+        )
         goal_id = bytes(self.goal.goal_id.uuid).hex()[:12]
         try:
-            path = write_new_report(strict_json(document), self.node.report_dir, "run", goal_id)
+            stem = str(document["task"]) or "run"
+            path = write_new_report(strict_json(document), self.node.report_dir, stem, goal_id)
         except (CowpError, ValueError) as err:
             self.log.error(f"could not write the report to {self.node.report_dir}: {err}")
             return None
