@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
+from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._common import execute_retrying
 from cowp_ros.bench.methods._restricted import compile_task
 from cowp_ros.bench.view import Episode
@@ -76,3 +77,25 @@ def control_run(
         if failures >= MAX_FAILURES:
             episode.give_up(f"a step failed {failures} times with nothing left to change")
             return
+
+
+class ControlMethod:
+    """A no-model control as a benchmark method: a subclass names itself and sets
+    `distrust`, the rule that picks which of a failed step's objects to stop using."""
+
+    name = ""
+    label = ""
+    uses_llm = False
+    summary = ""
+    distrust: Distrust
+
+    def __init__(self, context: MethodContext) -> None:
+        self.context = context
+        self.notes: list[str] = []
+
+    def trace(self) -> list[str]:
+        return list(self.notes)
+
+    def run(self, episode: Episode) -> None:
+        release = self.context.spec.release_actions
+        control_run(episode, self.context.planner, release, type(self).distrust, self.notes)

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.methods._control import control_run
-from cowp_ros.bench.view import Episode
+from cowp_ros.bench.methods._control import ControlMethod
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 
@@ -22,22 +20,11 @@ def every_object(task: PlanningTask, step: PlanStep, avoided: Collection[str]) -
     return {a for a in step.args if a not in avoided}
 
 
-class Retry:
+class Retry(ControlMethod):
     name = "retry"
     label = "retry (no model)"
-    uses_llm = False
     summary = "control: ignores every sentence; on a failed step drops its objects and replans"
-
-    def __init__(self, context: MethodContext) -> None:
-        self.context = context
-        self.notes: list[str] = []
-
-    def trace(self) -> list[str]:
-        return list(self.notes)
-
-    def run(self, episode: Episode) -> None:
-        release = self.context.spec.release_actions
-        control_run(episode, self.context.planner, release, every_object, self.notes)
+    distrust = staticmethod(every_object)
 
 
 METHOD = Retry

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.methods._control import control_run
-from cowp_ros.bench.view import Episode
+from cowp_ros.bench.methods._control import ControlMethod
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 
@@ -34,22 +32,11 @@ def one_with_a_spare(task: PlanningTask, step: PlanStep, avoided: Collection[str
     return set()
 
 
-class SameKind:
+class SameKind(ControlMethod):
     name = "same_kind"
     label = "same kind (no model)"
-    uses_llm = False
     summary = "control: ignores every sentence; on a failed step tries another object of its kind"
-
-    def __init__(self, context: MethodContext) -> None:
-        self.context = context
-        self.notes: list[str] = []
-
-    def trace(self) -> list[str]:
-        return list(self.notes)
-
-    def run(self, episode: Episode) -> None:
-        release = self.context.spec.release_actions
-        control_run(episode, self.context.planner, release, one_with_a_spare, self.notes)
+    distrust = staticmethod(one_with_a_spare)
 
 
 METHOD = SameKind
