@@ -22,7 +22,20 @@ OUT_OF_MEMORY_EXIT = 75
 
 
 def peak_mb() -> float:
-    """This process's peak resident memory so far, in MB (Linux reports KiB)."""
+    """This process's own peak resident memory so far, in MB.
+
+    Linux's VmHWM belongs to the address space this program runs in. `ru_maxrss` is
+    not this process's own: the kernel carries the parent's resident size at the fork
+    over the exec, so a worker forked from a 1.3 GB process reported a 1.3 GB peak
+    under a 300 MB cap. `ru_maxrss` (KiB on Linux) is only the fallback elsewhere.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -75,6 +75,31 @@ def test_a_planner_past_its_memory_budget_ends_with_the_reason() -> None:
     assert time.monotonic() - started < 40
 
 
+def test_the_reported_peak_is_the_workers_own_under_a_large_parent() -> None:
+    """A planner node may hold far more memory than the worker's cap: the peak the error
+    reports is the worker's own (a forked worker's ru_maxrss starts at its parent's)."""
+    script = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+held = bytearray(b"x" * (700 * 2**20))  # a parent larger than the worker's cap
+from test_hostile_input import attack
+from cowp_ros.errors import CowpError
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning import make_planner
+domain, problem = attack()
+planner = make_planner("pyperplan", memory_mb=300, max_ground_actions=0)
+try:
+    planner.solve(PlanningTask.from_text(domain, problem, "request"), 60.0)
+except CowpError as err:
+    print(err)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    ).stdout
+    assert "ran out of its 300 MB memory budget" in out, out
+    assert float(out.split("peak ")[1].split(" MB")[0]) <= 300, out
+
+
 def test_a_small_task_still_plans_under_the_bounds() -> None:
     domain, problem = attack(n_objects=3)  # 729 ground actions
     task = PlanningTask.from_text(domain, problem, "request")

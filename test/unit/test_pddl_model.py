@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from cowp_unit_paths import REPO
 
+from cowp_ros.limits import LimitError
 from cowp_ros.pddl import Atom, PddlLoadError, PlanningTask
 
 
@@ -90,7 +91,17 @@ def test_a_domain_that_is_not_utf8_is_a_clear_error(tmp_path: Path, tiny_files) 
         PlanningTask.load(domain, problem)
 
 
-@pytest.mark.parametrize("depth", [3000, 100_000])
+def test_nesting_too_deep_to_parse_is_refused_by_its_size_first(tiny_files) -> None:
+    """100,000 levels of nesting are 600 KB: the size bound refuses them before any
+    parser recurses (the nesting check below guards what fits under it)."""
+    domain, problem = tiny_files
+    nested = "(and " * 100_000 + "(hand_free)" + ")" * 100_000
+    text = problem.read_text().replace("(:goal (served table_1))", f"(:goal {nested})")
+    with pytest.raises(LimitError, match="over the limit of 131,072"):
+        PlanningTask.from_text(domain.read_text(), text)
+
+
+@pytest.mark.parametrize("depth", [3000, 20_000])
 def test_absurd_nesting_is_a_clear_error(tiny_files, depth: int) -> None:
     domain, problem = tiny_files
     nested = "(and " * depth + "(hand_free)" + ")" * depth
