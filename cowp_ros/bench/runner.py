@@ -506,17 +506,6 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def method_trace(method: BenchMethod | None) -> list[str]:
-    """The method's own account of the trial (see the methods' protocol), if it keeps one."""
-    trace = getattr(method, "trace", None)
-    if not callable(trace):
-        return []
-    try:
-        return [str(line) for line in trace()]
-    except Exception as err:  # the account is a diagnostic: never lose the record for it
-        return [f"(no trace: {type(err).__name__}: {err})"]
-
-
 def trial_path(out: Path, method: str, trial_name: str) -> Path:
     return out / "trials" / method / f"{trial_name}.json"
 
