@@ -167,7 +167,7 @@ def _run_task(
     task: str, run_dir: Path, timeout_s: float, stop, started: float, expected: str = "completed"
 ) -> int:
     from cowp_ros.ros.bags import BagRecorder
-    from cowp_ros.ros.clients.narrative import Narrator
+    from cowp_ros.ros.clients.narrative import follow_task
     from cowp_ros.ros.clients.task_client import TaskClient
 
     client = TaskClient()
@@ -176,22 +176,7 @@ def _run_task(
         client.wait_until_ready(60.0)
         print(f"\nRunTask: {task}")
         client.run_task(task)
-        narrator = Narrator()
-        deadline = time.monotonic() + timeout_s
-        while not client.is_task_complete():
-            for feedback in client.get_feedback():
-                narrator.show(feedback)
-            if stop.is_set():
-                print("interrupted: canceling the task")
-                client.cancel_task()
-                stop.clear()
-            if time.monotonic() > deadline:
-                print(f"no result after {timeout_s:.0f} s: canceling the task")
-                client.cancel_task()
-                deadline = float("inf")
-        for feedback in client.get_feedback():
-            narrator.show(feedback)
-        result = client.get_result()
+        result = follow_task(client, timeout_s, stop)
     finally:
         recorder.close()
         client.close()

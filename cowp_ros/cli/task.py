@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
-import time
 
 from cowp_ros.errors import CowpError
 
@@ -63,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def send_task(args: argparse.Namespace) -> int:
     from cowp_ros.cowp.driver import Outcome
-    from cowp_ros.ros.clients.narrative import Narrator
+    from cowp_ros.ros.clients.narrative import follow_task
     from cowp_ros.ros.clients.task_client import TaskClient
 
     stop = threading.Event()
@@ -73,22 +72,7 @@ def send_task(args: argparse.Namespace) -> int:
         client.wait_until_ready(args.wait_server)
         print(f"RunTask: {args.task}", flush=True)
         client.run_task(args.task)
-        narrator = Narrator()
-        deadline = time.monotonic() + args.timeout
-        while not client.is_task_complete():
-            for feedback in client.get_feedback():
-                narrator.show(feedback)
-            if stop.is_set():
-                print("interrupted: canceling the task", flush=True)
-                client.cancel_task()
-                stop.clear()
-            if time.monotonic() > deadline:
-                print(f"no result after {args.timeout:.0f} s: canceling the task", flush=True)
-                client.cancel_task()
-                deadline = float("inf")
-        for feedback in client.get_feedback():
-            narrator.show(feedback)
-        result = client.get_result()
+        result = follow_task(client, args.timeout, stop)
     finally:
         client.close()
         signal.signal(signal.SIGINT, previous)

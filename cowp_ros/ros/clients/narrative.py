@@ -8,6 +8,8 @@ repeat an event when only the plan changed).
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from typing import Any, TextIO
 
 from cowp_ros.cowp.events import FeedbackPhase
@@ -39,3 +41,27 @@ class Narrator:
         text = self.line(feedback)
         if text is not None:
             print(text, file=self.stream, flush=True)
+
+
+def follow_task(client: Any, timeout_s: float, stop: threading.Event) -> Any:
+    """Narrate a sent goal's feedback until its result, and return the result.
+
+    `client` is a `TaskClient` whose goal is out. When `stop` is set (Ctrl-C) the goal
+    is canceled and followed on to its result; after `timeout_s` it is canceled once.
+    """
+    narrator = Narrator()
+    deadline = time.monotonic() + timeout_s
+    while not client.is_task_complete():
+        for feedback in client.get_feedback():
+            narrator.show(feedback)
+        if stop.is_set():
+            print("interrupted: canceling the task", flush=True)
+            client.cancel_task()
+            stop.clear()
+        if time.monotonic() > deadline:
+            print(f"no result after {timeout_s:.0f} s: canceling the task", flush=True)
+            client.cancel_task()
+            deadline = float("inf")
+    for feedback in client.get_feedback():
+        narrator.show(feedback)
+    return client.get_result()
