@@ -28,7 +28,7 @@ RECORDED_TOPICS = {
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cowp_ros.cli._tasks import add_tasks_argument
     from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments
-    from cowp_ros.cli.run import DEFAULT_METHOD, METHODS
+    from cowp_ros.methods.registry import DEFAULT_METHOD, method_names
 
     parser = subparsers.add_parser(
         "demo",
@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--method",
-        choices=METHODS,
+        choices=method_names(),
         default=DEFAULT_METHOD,
         help=f"situation handling of the commonsense node and task manager "
         f"(default {DEFAULT_METHOD}; see `cowp run --help`)",
@@ -101,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
                 f"sim_world.scenario={_scenario_ref(args.scenario)}",
                 f"commonsense.llm_url={llm.base_url}",
                 f"commonsense.llm_model={llm.model}",
-                f"commonsense.reasoner={args.method}",
-                f"task_manager.reasoner={args.method}",
+                f"commonsense.method={args.method}",
+                f"task_manager.method={args.method}",
                 f"task_manager.report_dir={run_dir.resolve()}",
             ],
         )

@@ -44,8 +44,7 @@ from cowp_ros.cli._tasks import (
 )
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cli.plan import add_problem_arguments
-from cowp_ros.cowp.grounded import grounded_loop
-from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
+from cowp_ros.cowp.loop import CowpSettings
 from cowp_ros.cowp.report import CowpReport, Event, strict_json
 from cowp_ros.cowp.report_file import REPORTS_DIR_ENV, report_name, reports_folder, write_report
 from cowp_ros.cowp.run_report import report_document
@@ -54,13 +53,11 @@ from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.methods.dkprompt.questions import VisualQuestioner
+from cowp_ros.methods.registry import DEFAULT_METHOD, METHODS_ENV, build_loop, method_names
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.safe_text import clean, situation_text
 from cowp_ros.tasks import TaskSpec, describe_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
-
-METHODS = ("grounded", "cowp")
-DEFAULT_METHOD = "grounded"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -90,9 +87,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--method",
-        choices=METHODS,
+        choices=method_names(),
         default=DEFAULT_METHOD,
-        help=f"situation handling: {' or '.join(METHODS)} (default {DEFAULT_METHOD})",
+        help=f"situation handling: {', '.join(method_names())} (default {DEFAULT_METHOD}; "
+        f"more with {METHODS_ENV}=module,...)",
     )
     parser.add_argument(
         "--max-candidates",
@@ -326,19 +324,14 @@ def run_with_model(
     schedule = schedule_from(args.situation, args.at)
     problem = spec.build_problem(args.objects, seed=args.seed)
     settings = CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates)
-    if getattr(args, "method", DEFAULT_METHOD) == "grounded":
-        loop = grounded_loop(
-            spec, model, build_planner(args, model), problem=problem, loop_settings=settings
-        )
-    else:
-        loop = OpenWorldPlanner.for_task(
-            spec, model, build_planner(args, model), problem=problem, settings=settings
-        )
+    method = getattr(args, "method", DEFAULT_METHOD)
+    loop = build_loop(
+        method, spec, model, build_planner(args, model), problem=problem, settings=settings
+    )
     if record is not None:
         record.track(loop.report, loop.finish_report)
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
-        method = getattr(args, "method", DEFAULT_METHOD)
         print(f"model: {loop.report.model}; planner: {loop.planner.name}; method: {method}")
         loop.report.listeners.append(print_event)
     if args.llm_state:

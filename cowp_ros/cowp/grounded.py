@@ -1,24 +1,12 @@
-"""The grounded method: COWP's loop with grounded, per-situation reasoning at its ports.
+"""The grounded method's settings: its thresholds per model, and the shared embedder.
 
-    loop = grounded_loop(get_task("fill_cup"), model)      # an OpenWorldPlanner
-    drive(loop, robot)
-
-The loop, the driver and the events are COWP's; what changes is what sits at the ports:
-
-- Monitor: `situation_monitor.GroundedMonitor`, one decision per situation, grounded
-  first (no question for a situation about nothing the plan uses);
-- FactMaker: `grounding.GroundedFacts`, the fact from the grounded object, no model;
-- Acquirer: `frugal_acquirer.FrugalAcquirer`, the closest kinds first, role question
-  first, per-action questions only for a kind that passed it, stop at the first;
-- Planner: the given planner behind `planning.tidy.TidyPlanner` (no wandering steps).
-
-Its thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
+The method itself (what sits at the loop's ports) is `cowp_ros.methods.grounded`; its
+thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
 (`GroundedSettings.for_model`); `docs/grounded.md` says how it decides.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -27,21 +15,9 @@ from typing import Any
 
 import yaml
 
-from cowp_ros.cowp.acquirer import KnowledgeAcquirer
-from cowp_ros.cowp.cancel import NEVER, CancelToken
-from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
-from cowp_ros.cowp.grounding import GroundedFacts
-from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
-from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.embeddings import Embedder
-from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.pddl import PlanningTask
-from cowp_ros.planning import Planner, make_planner
-from cowp_ros.planning.tidy import TidyPlanner
 from cowp_ros.resources import share_path
-from cowp_ros.tasks import TaskSpec
-from cowp_ros.tasks.phrases import ActionPhrases
 
 CONFIG_ENV = "COWP_GROUNDED_CONFIG"
 DEFAULT_ENTRY = "default"
@@ -125,48 +101,3 @@ def shared_embedder() -> Embedder | None:
     if _EMBEDDER is None:
         _EMBEDDER = default_embedder()
     return _EMBEDDER
-
-
-def grounded_loop(
-    spec: TaskSpec,
-    model: LanguageModel,
-    planner: Planner | None = None,
-    *,
-    problem: PlanningTask | None = None,
-    settings: GroundedSettings | None = None,
-    embedder: Embedder | None = None,
-    loop_settings: CowpSettings | None = None,
-    cancel: CancelToken = NEVER,
-) -> OpenWorldPlanner:
-    """COWP's loop for a registered task with the grounded method at its ports
-    (`loop_settings`: the loop's knobs; failures always blame a harmless-judged
-    situation about the failed step's objects, see `CowpSettings.blame_failures`)."""
-    task = problem or spec.load()
-    settings = settings or GroundedSettings.for_model(model.name)
-    phrases = ActionPhrases(spec.phrases)
-    reserved = frozenset(task.predicates)
-    monitor = GroundedMonitor(
-        model,
-        spec.description,
-        Thresholds(use=settings.use_threshold, world=settings.world_threshold),
-        reserved=reserved,
-    )
-    acquirer = FrugalAcquirer(
-        KnowledgeAcquirer(model, phrases, role_threshold=settings.role_threshold),
-        embedder=embedder if embedder is not None else shared_embedder(),
-        max_candidates=settings.max_candidates,
-        min_similarity=settings.min_similarity,
-    )
-    return OpenWorldPlanner(
-        task,
-        model=model,
-        planner=TidyPlanner(planner or make_planner("pyperplan")),
-        phrases=phrases,
-        description=spec.description,
-        task_name=spec.name,
-        settings=dataclasses.replace(loop_settings or CowpSettings(), blame_failures=True),
-        predicates=GroundedFacts(reserved),
-        monitor=monitor,
-        acquirer=acquirer,
-        cancel=cancel,
-    )

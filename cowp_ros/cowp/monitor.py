@@ -70,17 +70,21 @@ class MonitorVerdict:
 
 @dataclass(frozen=True)
 class PlanCheck:
-    """The Plan Monitor's answer about one situation and a run of plan steps.
+    """The Plan Monitor's decision about one situation and a run of plan steps.
 
-    `verdicts` are the questions asked, in step order; the checking stops at the first
-    unsuitable step, which is then `blocked` (None: every step checked is still
-    suitable). A monitor that also turns the situation into a fact when it blocks a step
-    (the commonsense node does, in the same call) gives it as `fact`.
+    `blocked`: the first step the situation makes unsuitable (None: the plan still
+    holds); `fact`: what the situation means, as a fact over the domain's objects, when
+    the monitor makes it itself (else the loop's fact maker does); `reason`: why, in
+    words a person reads. `verdicts`: the questions asked for the decision, each about
+    the step it names, in order: one per checked step for the paper's monitor, at most
+    one per situation for a monitor that decides once (steps before `blocked` that no
+    question was about were judged not affected).
     """
 
     verdicts: tuple[MonitorVerdict, ...] = ()
     blocked: PlanStep | None = None
     fact: SituationFact | None = None
+    reason: str = ""
 
 
 def judged_yes(answer: YesNo, threshold: float, default: bool) -> tuple[bool, bool]:
@@ -148,7 +152,8 @@ class PlanMonitor:
             verdict = self.check_step(step, situation.text, task)
             verdicts.append(verdict)
             if not verdict.suitable:
-                return PlanCheck(tuple(verdicts), step)
+                reason = f"asked {verdict.question!r}, the model answered {verdict.answer.text!r}"
+                return PlanCheck(tuple(verdicts), step, reason=reason)
         return PlanCheck(tuple(verdicts))
 
     def check_step(self, step: PlanStep, situation: str, task: PlanningTask) -> MonitorVerdict:

@@ -28,7 +28,7 @@ object), so no question is asked twice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from cowp_ros.cowp.calibration.scoring import logit
@@ -182,10 +182,6 @@ class GroundedMonitor:
     use_examples: tuple[Example, ...] = USE_EXAMPLES
     task_examples: tuple[Example, ...] = TASK_EXAMPLES
     reserved: frozenset[str] = frozenset()
-    per_step: bool = False
-    """Answer with one verdict per step up to the blocked one (the CheckPlan service's
-    wire format counts steps by verdicts): the steps before it get a verdict that says
-    they do not use the object, and no question is asked for them."""
     decisions: list[Decision] = field(default_factory=list)
     _memo: dict[tuple[str, str | None, bool], Decision] = field(default_factory=dict)
 
@@ -220,12 +216,10 @@ class GroundedMonitor:
                     variant=decision.by,
                 ),
             )
-        if self.per_step:
-            verdicts = self._per_step(steps, situation, decision, target, verdicts)
         if target is None:
             return PlanCheck(verdicts)
         fact = fact_of(situation, grounding, task, self.reserved)
-        return PlanCheck(verdicts, target, fact)
+        return PlanCheck(verdicts, target, fact, reason=decision.describe())
 
     def decide(
         self, situation: Situation, grounding: Grounding, task: PlanningTask
@@ -275,49 +269,6 @@ class GroundedMonitor:
             score = None
             blocks = answer.answer is False
         return Decision(situation.text, grounding, blocks, by, question, answer, score, threshold)
-
-    @staticmethod
-    def _per_step(
-        steps: Sequence[PlanStep],
-        situation: Situation,
-        decision: Decision,
-        target: PlanStep | None,
-        asked: tuple[MonitorVerdict, ...],
-    ) -> tuple[MonitorVerdict, ...]:
-        """Verdicts for steps[0..blocked] (see `per_step`); harmless: the asked one."""
-        if target is None:
-            return asked
-        index = list(steps).index(target)
-        about = decision.grounding.subject or "the world"
-        padded = [
-            MonitorVerdict(
-                step,
-                situation.text,
-                f"(one decision for the situation: {step} does not use {about})",
-                YesNo(True, None, "not affected"),
-                suitable=True,
-                unclear=False,
-                repeated=True,
-            )
-            for step in steps[:index]
-        ]
-        last = (
-            replace(asked[0], step=target)
-            if asked
-            else MonitorVerdict(
-                target,
-                situation.text,
-                decision.question or f"(one decision for the situation: {decision.by})",
-                decision.answer or YesNo(False, None, "blocked"),
-                suitable=False,
-                unclear=False,
-                repeated=True,
-                score=decision.score,
-                threshold=decision.threshold,
-                variant=decision.by,
-            )
-        )
-        return (*padded, last)
 
     @staticmethod
     def _blocked_step(

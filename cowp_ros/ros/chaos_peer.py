@@ -53,7 +53,7 @@ def _overrides(spec: dict[str, Any], out: Path, llm_url: str) -> list[str]:
         "commonsense.llm_model=scripted",
         "commonsense.answer_cache=false",
         "commonsense.monitor_calibration=off",
-        "commonsense.reasoner=cowp",
+        "commonsense.method=cowp",
         f"task_manager.report_dir={out / 'reports'}",
         *[str(item) for item in spec.get("set", [])],
     ]

@@ -173,12 +173,14 @@ def _yes_no(text: str, p_yes: float, suitable: bool, unclear: bool, cached: bool
 def put_plan_check(
     response: CheckPlan.Response, check: PlanCheck, steps: Sequence[PlanStep]
 ) -> None:
-    """Fill a CheckPlan response (success is the caller's) from the monitor's answer."""
+    """Fill a CheckPlan response (success is the caller's) from the monitor's decision."""
     response.feasible = check.blocked is None
-    response.failing_step = -1 if check.blocked is None else len(check.verdicts) - 1
+    response.failing_step = -1 if check.blocked is None else _index(steps, check.blocked)
+    response.reason = check.reason
     response.threshold = math.nan
     for verdict in check.verdicts:
         response.questions.append(verdict.question)
+        response.question_steps.append(_index(steps, verdict.step))
         response.answers.append(verdict.answer.text)
         response.p_yes.append(_p_yes_field(verdict.answer))
         response.unclear.append(verdict.unclear)
@@ -188,6 +190,14 @@ def put_plan_check(
             response.threshold, response.variant = verdict.threshold, verdict.variant or ""
     if check.fact is not None:
         put_fact(response, check.fact)
+
+
+def _index(steps: Sequence[PlanStep], step: PlanStep) -> int:
+    """Where `step` is in `steps`; a monitor that names a step it was not given is a bug."""
+    try:
+        return list(steps).index(step)
+    except ValueError:
+        raise CowpError(f"the monitor named {step}, a step it was not asked about") from None
 
 
 def put_fact(response: CheckPlan.Response, fact: SituationFact) -> None:
@@ -200,25 +210,32 @@ def put_fact(response: CheckPlan.Response, fact: SituationFact) -> None:
 def plan_check_from_response(
     response: CheckPlan.Response, steps: Sequence[PlanStep], situation: Situation
 ) -> PlanCheck:
-    """The monitor's answer, as the node computed it (the PDDL names re-checked)."""
+    """The monitor's decision, as the node made it (the PDDL names re-checked)."""
     count = len(response.questions)
-    if count > len(steps) or any(
+    if any(
         len(field) != count
-        for field in (response.answers, response.p_yes, response.unclear, response.cached)
-    ):
+        for field in (
+            response.answers,
+            response.p_yes,
+            response.unclear,
+            response.cached,
+            response.question_steps,
+        )
+    ) or any(not 0 <= int(i) < len(steps) for i in response.question_steps):
         raise CowpError("the plan monitor's response does not match the steps it was asked")
     blocked_at = int(response.failing_step)
-    if not response.feasible and not 0 <= blocked_at < count:
+    if not response.feasible and not 0 <= blocked_at < len(steps):
         raise CowpError("the plan monitor blocked a step it did not ask about")
     calibrated = not math.isnan(response.threshold)
     verdicts = []
     for index in range(count):
-        unsuitable = not response.feasible and index == blocked_at
+        at = int(response.question_steps[index])
+        unsuitable = not response.feasible and at == blocked_at
         score = float(response.scores[index]) if index < len(response.scores) else math.nan
         has_score = calibrated and not math.isnan(score)
         verdicts.append(
             MonitorVerdict(
-                steps[index],
+                steps[at],
                 situation.text,
                 response.questions[index],
                 _yes_no(
@@ -237,7 +254,7 @@ def plan_check_from_response(
         )
     blocked = None if response.feasible else steps[blocked_at]
     fact = fact_from_response(response, situation) if response.predicate.strip() else None
-    return PlanCheck(tuple(verdicts), blocked, fact)
+    return PlanCheck(tuple(verdicts), blocked, fact, reason=response.reason)
 
 
 def fact_from_response(response: CheckPlan.Response, situation: Situation) -> SituationFact:

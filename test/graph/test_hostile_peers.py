@@ -130,7 +130,7 @@ def commonsense(start_graph) -> Iterator[SensibleModel]:
                     "commonsense.llm_model=scripted",
                     "commonsense.answer_cache=false",
                     "commonsense.monitor_calibration=off",
-                    "commonsense.reasoner=cowp",
+                    "commonsense.method=cowp",
                 ],
             )
         )

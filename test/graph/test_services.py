@@ -48,7 +48,7 @@ def test_commonsense_answers_and_reports_bad_requests(start_graph, local_llm, pr
             [
                 f"commonsense.llm_url={url}",
                 f"commonsense.llm_model={model}",
-                "commonsense.reasoner=cowp",
+                "commonsense.method=cowp",
             ],
         )
     )
@@ -122,7 +122,7 @@ def test_commonsense_grounded_decides_once_for_the_steps_up_to_the_blocked_one(
             [
                 f"commonsense.llm_url={url}",
                 f"commonsense.llm_model={model}",
-                "commonsense.reasoner=grounded",
+                "commonsense.method=grounded",
             ],
         )
     )

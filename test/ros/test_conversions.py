@@ -85,6 +85,20 @@ def test_a_feasible_plain_check_survives_without_scores_or_fact() -> None:
     assert plan_check_from_response(response, [FIND, FILL], DIRTY) == check
 
 
+def test_a_decision_made_once_crosses_as_it_was_made_without_a_verdict_per_step() -> None:
+    """A method that decides once per situation asks one question, about the step it
+    blocks; the steps before it get no made-up verdicts, and the reason crosses too."""
+    place = PlanStep("place_cup", ("cup_1", "table_1"))
+    fact = SituationFact(DIRTY.text, Atom("is_dirty", ("cup_1",)), "cup_1", "rules", "")
+    check = PlanCheck((verdict(FILL, False),), FILL, fact, reason="decided: blocks by one question")
+    response = CheckPlan.Response()
+    put_plan_check(response, check, [FIND, FILL, place])
+    assert list(response.questions) == [check.verdicts[0].question]
+    assert list(response.question_steps) == [1] and response.failing_step == 1
+    assert response.reason == "decided: blocks by one question"
+    assert plan_check_from_response(response, [FIND, FILL, place], DIRTY) == check
+
+
 def test_a_response_that_does_not_fit_the_request_is_refused() -> None:
     response = CheckPlan.Response()
     put_plan_check(response, PlanCheck((verdict(FIND, True), verdict(FILL, True))), [FIND, FILL])

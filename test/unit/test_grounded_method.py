@@ -11,13 +11,14 @@ import pytest
 
 from cowp_ros.cowp.acquirer import KnowledgeAcquirer
 from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
-from cowp_ros.cowp.grounded import GroundedSettings, grounded_loop
+from cowp_ros.cowp.grounded import GroundedSettings
 from cowp_ros.cowp.grounding import GroundedFacts, fact_of, ground
 from cowp_ros.cowp.loop import Phase
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds, is_release
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.grounded import grounded_loop
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.planning.tidy import TidyPlanner, replay, tidy
@@ -280,14 +281,15 @@ def test_the_tidy_planner_gives_valid_plans() -> None:
     assert result.steps[walks[0]].args == ("faucet_1",)
 
 
-def test_per_step_verdicts_count_the_steps_up_to_the_blocked_one(fill) -> None:
+def test_a_decision_names_the_step_it_blocks_its_fact_and_why_with_one_question(fill) -> None:
     _, task = fill
     model = ScriptedModel(yes_no=[(r"if the cup is dirty", False)])
-    monitor = GroundedMonitor(model, "filling a cup", Thresholds(), per_step=True)
+    monitor = GroundedMonitor(model, "filling a cup", Thresholds())
     check = monitor.check(FILL_PLAN, Situation("the cup is dirty"), task, used(FILL_PLAN))
-    assert [v.step for v in check.verdicts] == FILL_PLAN[:3]
-    assert [v.suitable for v in check.verdicts] == [True, True, False]
     assert check.blocked == FILL_PLAN[2] and model.usage.calls == 1
+    assert [v.step for v in check.verdicts] == [FILL_PLAN[2]]  # no verdicts made up
+    assert check.fact is not None and check.fact.subject == "cup_1"
+    assert check.reason.startswith("decided: the cup is dirty: blocks by one question")
     again = monitor.check(FILL_PLAN[1:], Situation("the cup is dirty"), task, used(FILL_PLAN))
-    assert len(again.verdicts) == 2 and not again.verdicts[-1].suitable
+    assert again.blocked == FILL_PLAN[2] and again.verdicts == ()
     assert model.usage.calls == 1

@@ -34,6 +34,10 @@ why a trial went as it did (COWP's questions, answers and PDDL changes). The run
 stores them in the trial's record under "trace", also when `run` raised.
 
 Modules whose name starts with `_` hold shared helpers and are not methods.
+
+A situation method of the registry (`cowp_ros.methods.registry`: COWP, the grounded
+method, one added through `COWP_METHODS`) needs no module here: `_registered.py`
+runs it on the episode the way `cowp run` runs a task.
 """
 
 from __future__ import annotations
@@ -118,6 +122,14 @@ def discover() -> dict[str, type[BenchMethod]]:
         if method.name in found:
             raise CowpError(f"two benchmark methods are named {method.name!r}")
         found[method.name] = method
+    from cowp_ros.bench.methods._registered import registered_methods
+
+    for name, registered in registered_methods().items():
+        if name in found:
+            raise CowpError(
+                f"a benchmark module and a registered situation method are both named {name!r}"
+            )
+        found[name] = registered
     return found
 
 

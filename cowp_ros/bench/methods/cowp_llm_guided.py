@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.methods.cowp import Cowp
+from cowp_ros.bench.methods._registered import method_class
 from cowp_ros.bench.simulator import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.methods.llm_guided import DEFAULT_BEAM, make_llm_guided_planner
@@ -32,7 +32,7 @@ class CowpLLMGuided:
             beam=int(context.options.get("beam", DEFAULT_BEAM)),
             fallback=context.planner,
         )
-        self.inner = Cowp(replace(context, planner=planner))
+        self.inner = method_class("cowp")(replace(context, planner=planner))
 
     def run(self, episode: Episode) -> None:
         self.inner.run(episode)

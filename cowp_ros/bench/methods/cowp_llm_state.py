@@ -13,9 +13,9 @@ from __future__ import annotations
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._driven import run_on_episode
 from cowp_ros.bench.simulator import Episode
-from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.errors import CowpError
 from cowp_ros.methods.llm_state.loop import BeliefLoop
+from cowp_ros.methods.registry import build_loop
 
 
 class CowpLLMState:
@@ -38,8 +38,12 @@ class CowpLLMState:
 
     def run(self, episode: Episode) -> None:
         assert self.context.model is not None
-        loop = OpenWorldPlanner.for_task(
-            self.context.spec, self.context.model, self.context.planner, problem=episode.problem
+        loop = build_loop(
+            "cowp",
+            self.context.spec,
+            self.context.model,
+            self.context.planner,
+            problem=episode.problem,
         )
         self.loop = BeliefLoop(loop, tell_successes=False)
         run_on_episode(self.loop, episode)

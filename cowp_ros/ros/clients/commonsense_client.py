@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rclpy.client import Client
@@ -51,6 +51,15 @@ from cowp_ros.ros.waiting import call_service
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
+@dataclass(frozen=True)
+class _Judged:
+    """One step as the node's decision judged it, and the question about it, if any."""
+
+    suitable: bool
+    verdict: MonitorVerdict | None
+    reason: str
+
+
 class CommonsenseClient:
     """Plan monitor, fact maker and knowledge acquirer over the `commonsense` node."""
 
@@ -81,7 +90,7 @@ class CommonsenseClient:
         """The model that answered, as the node names it ("" until it answered)."""
         self.usage = Usage()
         """What the node's model spent on this client's requests."""
-        self._verdicts: dict[tuple[PlanStep, str], MonitorVerdict] = {}
+        self._judged: dict[tuple[PlanStep, str], _Judged] = {}
         self._facts: dict[str, SituationFact] = {}
 
     def close(self) -> None:
@@ -114,34 +123,52 @@ class CommonsenseClient:
         task: PlanningTask,
         focus: Sequence[str] = (),
     ) -> PlanCheck:
-        """Remembered verdicts first; the steps not judged yet in one request, up to the
-        first step a remembered verdict already blocks."""
-        known: list[MonitorVerdict | None] = []
+        """Remembered judgements first; the steps not judged yet in one request, up to
+        the first step a remembered judgement already blocks.
+
+        A decision judges every step it was given up to the one it blocks (all of them
+        when the plan holds), whether or not a question was about that step; each is
+        remembered with the question asked about it, if any.
+        """
+        known: list[_Judged | None] = []
         for step in steps:
-            seen = self._verdicts.get((step, situation.text))
-            known.append(replace(seen, repeated=True) if seen is not None else None)
+            seen = self._judged.get((step, situation.text))
+            known.append(seen)
             if seen is not None and not seen.suitable:
                 break
         ask = [step for step, seen in zip(steps, known, strict=False) if seen is None]
-        fresh = PlanCheck()
         if ask:
             request = check_request(self._context(task), ask, situation, focus)
             response = self._call(self.check_client, request, "plan monitor", "check")
-            fresh = plan_check_from_response(response, ask, situation)
-            for answered in fresh.verdicts:
-                self._verdicts[(answered.step, situation.text)] = answered
-            if fresh.fact is not None:
-                self._facts[situation.text] = fresh.fact
+            self._remember(ask, situation, plan_check_from_response(response, ask, situation))
         verdicts: list[MonitorVerdict] = []
-        answers = iter(fresh.verdicts)
-        for seen in known:
-            verdict: MonitorVerdict | None = seen if seen is not None else next(answers, None)
-            if verdict is None:  # the node stopped at a blocked step before this one
+        for step, seen in zip(steps, known, strict=False):
+            judged = self._judged.get((step, situation.text))
+            if judged is None:  # the decision stopped at a blocked step before this one
                 break
-            verdicts.append(verdict)
-            if not verdict.suitable:
-                return PlanCheck(tuple(verdicts), verdict.step, self._facts.get(situation.text))
+            if judged.verdict is not None:
+                verdicts.append(
+                    judged.verdict if seen is None else replace(judged.verdict, repeated=True)
+                )
+            if not judged.suitable:
+                return PlanCheck(
+                    tuple(verdicts), step, self._facts.get(situation.text), judged.reason
+                )
         return PlanCheck(tuple(verdicts))
+
+    def _remember(self, asked: Sequence[PlanStep], situation: Situation, fresh: PlanCheck) -> None:
+        """Each step the node's decision judged: up to the blocked one, else all."""
+        end = asked.index(fresh.blocked) + 1 if fresh.blocked is not None else len(asked)
+        about = {verdict.step: verdict for verdict in fresh.verdicts}
+        for step in asked[:end]:
+            blocked = step == fresh.blocked
+            self._judged[(step, situation.text)] = _Judged(
+                suitable=not blocked,
+                verdict=about.get(step),
+                reason=fresh.reason if blocked else "",
+            )
+        if fresh.fact is not None:
+            self._facts[situation.text] = fresh.fact
 
     # ---- FactMaker ---------------------------------------------------------------------
     def generate(

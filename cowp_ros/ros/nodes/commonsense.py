@@ -2,12 +2,12 @@
 
 The only node that talks to the language model. It asks the core's reasoners about the
 PDDL the caller sends (the task manager's current, possibly augmented, domain and
-state), so its answers always refer to the objects that exist now. `reasoner` chooses
-them: `grounded` (default: one grounded decision per situation, `GroundedMonitor` and
-facts from grounding, no model; thresholds per model in config/grounded.yaml) or `cowp`
-(the paper's `PlanMonitor` and `PredicateGenerator`). Both acquire with the
-`KnowledgeAcquirer`'s questions; the task manager decides which kinds it asks about.
-When no server is configured it starts the embedded local model for its lifetime.
+state), so its answers always refer to the objects that exist now. `method` names the
+situation method whose reasoners answer (`cowp_ros.methods.registry`: `grounded` by
+default, `cowp` for the paper's Prompts 1-3, or one a user registers); the task
+manager must run the same method, and reads this node's `method` and `model` parameters
+to check it. When no server is configured it starts the embedded local model for its
+lifetime.
 
 Every question and answer goes back in the response, for the task manager's report.
 Any ROS peer may call it: a request past a bound (candidates, steps, names, text, or
@@ -25,22 +25,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
-from cowp_ros.cowp.acquirer import ROLE_THRESHOLD, CandidateAssessment, KnowledgeAcquirer
+from cowp_ros.cowp.acquirer import CandidateAssessment
 from cowp_ros.cowp.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.cowp.grounded import GroundedSettings
-from cowp_ros.cowp.grounding import GroundedFacts
-from cowp_ros.cowp.monitor import PlanCheck, PlanMonitor
-from cowp_ros.cowp.predicates import PredicateGenerator
-from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds
+from cowp_ros.cowp.monitor import PlanCheck
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.methods.registry import ReasonerContext, Reasoners, get_method
+from cowp_ros.ros.clients.peer_method import METHOD_PARAMETER, MODEL_PARAMETER, method_param
 from cowp_ros.ros.conversions import (
     put_assessment,
     put_plan_check,
@@ -57,7 +56,6 @@ from cowp_ros.ros.parameters import (
     at_least,
     between,
     declare_parameters,
-    one_of,
     positive,
 )
 from cowp_ros.ros.request_limits import check_acquire, check_check_plan
@@ -65,15 +63,11 @@ from cowp_ros.ros.request_limits import check_acquire, check_check_plan
 OFF = {"off", "false", "no"}
 """What `monitor_calibration` may say to turn the scored decision off."""
 
-REASONERS = ("grounded", "cowp")
 
 PARAMETERS = (
-    Param(
-        "reasoner",
-        "grounded",
-        "situation handling: grounded (one grounded decision per situation) or cowp "
-        "(the paper's Prompts 1-3); the task manager's `reasoner` must match",
-        one_of(*REASONERS),
+    method_param(
+        "situation method (cowp_ros.methods.registry: grounded, cowp, or one registered "
+        "through COWP_METHODS); the task manager's `method` must be the same"
     ),
     Param(
         "llm_url", "", "OpenAI-compatible base URL ('' = OPENAI_BASE_URL, else the embedded model)"
@@ -109,9 +103,16 @@ class CommonsenseNode(Node):
         self._resources = contextlib.ExitStack()  # first: destroy_node() closes it
         self.params = declare_parameters(self, PARAMETERS)
         self.threshold = float(self.params["monitor_threshold"])
-        self.reasoner = str(self.params["reasoner"])
+        self.method = get_method(str(self.params[METHOD_PARAMETER]))
         self._calibration_file = str(self.params["monitor_calibration"])
         self.model = self._open_model()
+        self.declare_parameter(
+            MODEL_PARAMETER,
+            self.model.name,
+            ParameterDescriptor(
+                description="the model that answers (set by the node)", read_only=True
+            ),
+        )
         self._lock = threading.Lock()
         group = MutuallyExclusiveCallbackGroup()
         self.create_service(CheckPlan, CHECK_PLAN_SERVICE, self.on_check_plan, callback_group=group)
@@ -119,8 +120,7 @@ class CommonsenseNode(Node):
             AcquireKnowledge, ACQUIRE_SERVICE, self.on_acquire_knowledge, callback_group=group
         )
         self.calibration = self._load_calibration()
-        self.grounded = GroundedSettings.for_model(self.model.name)
-        self.get_logger().info(f"answering with {self.model.name}, reasoner {self.reasoner}")
+        self.get_logger().info(f"answering with {self.model.name}, method {self.method.name}")
 
     def _open_model(self) -> LanguageModel:
         from cowp_ros.bringup.node_secrets import KEY_ENV, USERINFO_ENV, split_key, with_userinfo
@@ -210,64 +210,46 @@ class CommonsenseNode(Node):
         """The model, for one request: at most `max_questions_per_request` questions."""
         return QuestionBudget(self.model, self.params["max_questions_per_request"])
 
+    def _reasoners(self, model: LanguageModel, context: Any) -> Reasoners:
+        """The method's reasoners for one request, over the request's task."""
+        return self.method.reasoners(
+            model,
+            ReasonerContext(
+                context.task,
+                context.description,
+                context.phrases,
+                self.model.name,
+                threshold=self.threshold,
+                calibration=self.calibration,
+            ),
+        )
+
     def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
-        """The steps in order until the first unsuitable one, and then, in the same
-        answer, the situation as a fact (with no steps: only the fact)."""
+        """The method's decision about the steps, with the situation as a fact when it
+        blocks one (with no steps: only the fact)."""
         check_check_plan(request)
-        model = self._budgeted()
         context = task_context_from_request(request)
         steps = steps_from_msgs(request.steps)
         situation = situation_from_check_request(request)
-        if self.reasoner == "grounded":
-            check = self._grounded_check(model, request, context, steps)
-            put_plan_check(response, check, steps)
-            return
-        monitor = PlanMonitor(
-            model, context.phrases, threshold=self.threshold, calibration=self.calibration
-        )
-        check = monitor.check(steps, situation, context.task)
-        if check.blocked is not None or not steps:
+        reasoners = self._reasoners(self._budgeted(), context)
+        focus = list(request.focus_objects)
+        check = PlanCheck()
+        if steps:
+            check = reasoners.monitor.check(steps, situation, context.task, focus)
+        if check.fact is None and (check.blocked is not None or not steps):
             blocked_args = list(check.blocked.args) if check.blocked is not None else []
-            focus = [*blocked_args, *request.focus_objects] or [
-                arg for step in steps for arg in step.args
-            ]
-            generator = PredicateGenerator(model, reserved=frozenset(context.task.predicates))
-            check = replace(check, fact=generator.generate(situation, context.task, focus))
+            about = [*blocked_args, *focus] or [arg for step in steps for arg in step.args]
+            check = replace(check, fact=reasoners.facts.generate(situation, context.task, about))
         put_plan_check(response, check, steps)
-
-    def _grounded_check(
-        self, model: LanguageModel, request: CheckPlan.Request, context: Any, steps: list
-    ) -> PlanCheck:
-        """One grounded decision, as verdicts per step up to the one it blocks; with no
-        steps, only the fact (from grounding: no question)."""
-        situation = situation_from_check_request(request)
-        reserved = frozenset(context.task.predicates)
-        if not steps:
-            focus = list(request.focus_objects)
-            return PlanCheck(fact=GroundedFacts(reserved).generate(situation, context.task, focus))
-        monitor = GroundedMonitor(
-            model,
-            context.description,
-            Thresholds(use=self.grounded.use_threshold, world=self.grounded.world_threshold),
-            reserved=reserved,
-            per_step=True,
-        )
-        return monitor.check(steps, situation, context.task, list(request.focus_objects))
 
     def _acquire(
         self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
     ) -> None:
         check_acquire(request)
-        model = self._budgeted()
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
         context = task_context_from_request(request)
-        role_threshold = (
-            self.grounded.role_threshold if self.reasoner == "grounded" else ROLE_THRESHOLD
-        )
-        acquirer = KnowledgeAcquirer(
-            model, context.phrases, threshold=self.threshold, role_threshold=role_threshold
-        )
+        acquirer = self._reasoners(self._budgeted(), context).acquirer
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
         if request.select_only:
             accepted = [CandidateAssessment(kind, example) for kind, example in pairs]

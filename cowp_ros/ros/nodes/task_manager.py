@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,20 +46,24 @@ from cowp_ros.cowp.driver import (
     drive,
 )
 from cowp_ros.cowp.events import FeedbackPhase
-from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
-from cowp_ros.cowp.grounded import DEFAULT_ENTRY, GroundedSettings, shared_embedder
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
-from cowp_ros.cowp.ports import Acquirer, StepOutcome
+from cowp_ros.cowp.ports import StepOutcome
 from cowp_ros.cowp.report import Event, strict_json
 from cowp_ros.cowp.report_file import reports_folder, write_new_report
 from cowp_ros.cowp.run_report import report_document, usage_summary
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
+from cowp_ros.methods.registry import LoopParts, Reasoners, get_method
 from cowp_ros.planning import PlanStep
-from cowp_ros.planning.tidy import TidyPlanner
 from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
+from cowp_ros.ros.clients.peer_method import (
+    StartupPeerCheck,
+    ask_peer_method,
+    method_param,
+    mismatch,
+)
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.clients.planner_client import PlannerClient
 from cowp_ros.ros.clients.world_client import present_task
@@ -68,7 +72,7 @@ from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
-from cowp_ros.ros.parameters import Param, at_least, declare_parameters, one_of, positive
+from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
 from cowp_ros.ros.waiting import run_action
 from cowp_ros.tasks import TaskSpec, get_task
 from cowp_ros.tasks.phrases import ActionPhrases
@@ -88,12 +92,9 @@ PARAMETERS = (
         "in the sim profile); the task is planned with those only, and a step on any other "
         "is refused ('' = none: the present_objects)",
     ),
-    Param(
-        "reasoner",
-        "grounded",
-        "situation handling: grounded (the frugal acquirer's order, tidy plans, failures "
-        "blame a harmless-judged situation) or cowp (the paper's); as the commonsense node's",
-        one_of("grounded", "cowp"),
+    method_param(
+        "situation method (cowp_ros.methods.registry), as the commonsense node's: checked "
+        "at start-up and before each task, which is refused when they differ"
     ),
     Param(
         "report_dir",
@@ -136,6 +137,9 @@ PARAMETERS = (
     ),
 )
 
+PEER_TIMEOUT_S = 10.0
+"""How long a run waits for the commonsense node to say which method it runs."""
+
 EXECUTOR_WAIT_S = 10.0
 """How long a run waits for the executor's action server to appear."""
 
@@ -172,6 +176,7 @@ class TaskManager(Node):
             cancel_callback=self.on_cancel,
             callback_group=group,
         )
+        self.peer_check = StartupPeerCheck(self, self.params["method"])
         self.get_logger().info(f"ready: RunTask on {RUN_TASK_ACTION}")
 
     # ---------------------------------------------------------------- callbacks
@@ -398,30 +403,27 @@ class TaskRun:
         )
         planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel)
         self.clients = [commonsense, planner]
+        method = get_method(self.node.params["method"])
+        peer = ask_peer_method(self.node, timeout_s=PEER_TIMEOUT_S, cancel=self.cancel)
+        problem = mismatch(method.name, peer) if peer is not None else None
+        if problem:
+            raise CowpError(problem, hint="`ros2 param get /commonsense method` says its method")
+        # The method's per-model settings follow the model that answers.
+        model_name = peer.model if peer is not None else ""
+        ports = Reasoners(monitor=commonsense, facts=commonsense, acquirer=commonsense)
         settings = CowpSettings(planner_timeout_s=self.node.params["planner_timeout_s"])
-        grounded = self.node.params["reasoner"] == "grounded"
-        acquirer: Acquirer = commonsense
-        if grounded:
-            chosen = GroundedSettings.for_model(DEFAULT_ENTRY)
-            acquirer = FrugalAcquirer(
-                commonsense,
-                embedder=shared_embedder(),
-                max_candidates=chosen.max_candidates,
-                min_similarity=chosen.min_similarity,
+        return method.loop(
+            LoopParts(
+                task=task,
+                task_name=spec.name,
+                description=spec.description,
+                phrases=phrases,
+                ports=ports,
+                planner=planner,
+                model_name=model_name,
+                settings=settings,
+                cancel=self.cancel,
             )
-            settings = replace(settings, blame_failures=True)
-        return OpenWorldPlanner(
-            task,
-            model=None,
-            planner=TidyPlanner(planner) if grounded else planner,
-            monitor=commonsense,
-            acquirer=acquirer,
-            predicates=commonsense,
-            phrases=phrases,
-            description=spec.description,
-            task_name=spec.name,
-            settings=settings,
-            cancel=self.cancel,
         )
 
     # ------------------------------------------------------------- the drive's hooks

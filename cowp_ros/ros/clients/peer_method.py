@@ -1,0 +1,172 @@
+"""Which method and model the commonsense node answers with, asked of the node itself.
+
+The task manager builds the loop's side of a method (how it orders stand-ins, tidies
+plans, blames failures) around the commonsense node's answers, which come from the same
+method's reasoners: both nodes must run one method. The commonsense node holds its
+`method` and, once its model is open, the `model` that answers, as parameters; the
+task manager finds the node that serves `CheckPlan` and reads them through its
+standard `get_parameters` service (a person: `ros2 param get /commonsense method`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rcl_interfaces.msg import ParameterType
+from rcl_interfaces.srv import GetParameters
+from rclpy.node import Node
+
+from cowp_ros.cowp.cancel import CancelToken
+from cowp_ros.errors import CowpError
+from cowp_ros.methods.registry import DEFAULT_METHOD, METHODS_ENV, method_names
+from cowp_ros.ros.names import CHECK_PLAN_SERVICE
+from cowp_ros.ros.parameters import Param
+from cowp_ros.ros.waiting import call_service
+
+REFUSED = "tasks are refused until they match"
+
+METHOD_PARAMETER = "method"
+MODEL_PARAMETER = "model"
+
+
+def known_method(value: Any) -> str | None:
+    """A parameter check: the name of a registered method (`cowp_ros.methods.registry`)."""
+    names = method_names()
+    if value in names:
+        return None
+    return f"must be a registered method ({', '.join(names)}; more with {METHODS_ENV})"
+
+
+def method_param(description: str) -> Param:
+    """The `method` parameter both nodes declare."""
+    return Param(METHOD_PARAMETER, DEFAULT_METHOD, description, known_method)
+
+
+@dataclass(frozen=True)
+class PeerMethod:
+    """The commonsense node's method and model (`model` is "" until it has one)."""
+
+    node: str
+    method: str
+    model: str
+
+
+def commonsense_node(node: Node) -> str | None:
+    """The fully qualified name of the node serving `CheckPlan`, if one is up."""
+    for name, namespace in node.get_node_names_and_namespaces():
+        try:
+            services = node.get_service_names_and_types_by_node(name, namespace)
+        except Exception:  # the node went away between the two calls
+            continue
+        if any(service == CHECK_PLAN_SERVICE for service, _ in services):
+            return f"{namespace.rstrip('/')}/{name}"
+    return None
+
+
+def peer_request() -> GetParameters.Request:
+    return GetParameters.Request(names=[METHOD_PARAMETER, MODEL_PARAMETER])
+
+
+def peer_from_response(peer: str, response: Any) -> PeerMethod:
+    """The method and model in a get_parameters response; a CowpError when the node
+    does not say (it is not a commonsense node of this stack)."""
+    values = list(response.values)
+    if len(values) != 2 or values[0].type != ParameterType.PARAMETER_STRING:
+        raise CowpError(
+            f"{peer} serves {CHECK_PLAN_SERVICE} but does not say which method it runs "
+            f"(no {METHOD_PARAMETER!r} parameter)",
+            hint="run cowp_ros's commonsense node",
+        )
+    model = values[1].string_value if values[1].type == ParameterType.PARAMETER_STRING else ""
+    return PeerMethod(peer, values[0].string_value, model)
+
+
+def ask_peer_method(node: Node, *, timeout_s: float, cancel: CancelToken) -> PeerMethod | None:
+    """The commonsense node's method and model; None when no node serves CheckPlan."""
+    peer = commonsense_node(node)
+    if peer is None:
+        return None
+    client: Any = node.create_client(GetParameters, f"{peer}/get_parameters")
+    try:
+        response = call_service(
+            client,
+            peer_request(),
+            timeout_s=timeout_s,
+            what=f"asking {peer} which method it runs",
+            cancel=cancel,
+        )
+    finally:
+        node.destroy_client(client)
+    return peer_from_response(peer, response)
+
+
+def mismatch(own: str, peer: PeerMethod) -> str | None:
+    """What to tell the user when the two nodes run different methods, else None."""
+    if peer.method == own:
+        return None
+    return (
+        f"the task manager runs method {own!r} but {peer.node} answers with {peer.method!r}: "
+        "set both nodes' `method` parameter alike"
+    )
+
+
+class StartupPeerCheck:
+    """At start-up, say whether the commonsense node runs the same method.
+
+    Polls the graph once a second (without blocking the executor) until a node serves
+    `CheckPlan`, asks it for its `method` and `model`, and logs the match or the
+    mismatch once; it gives up quietly after `give_up_s` (the task manager checks again
+    before each task, and refuses one whose peer runs another method).
+    """
+
+    def __init__(self, node: Node, own: str, give_up_s: float = 60.0) -> None:
+        self.node = node
+        self.own = own
+        self.found: PeerMethod | None = None
+        self._tries = max(1, int(give_up_s))
+        self._client: Any = None
+        self._timer = node.create_timer(1.0, self._poll)
+
+    def _poll(self) -> None:
+        self._tries -= 1
+        if self._client is not None or self.found is not None:
+            return
+        peer = commonsense_node(self.node)
+        if peer is None:
+            if self._tries <= 0:
+                self._stop()
+            return
+        self._client = self.node.create_client(GetParameters, f"{peer}/get_parameters")
+        if not self._client.service_is_ready():
+            self._forget_client()
+            return
+        self._client.call_async(peer_request()).add_done_callback(
+            lambda future: self._answered(peer, future)
+        )
+
+    def _answered(self, peer: str, future: Any) -> None:
+        try:
+            found = peer_from_response(peer, future.result())
+        except Exception as err:  # a peer that is not ours, or one that went away
+            self.node.get_logger().warning(f"could not learn {peer}'s method: {err}")
+            self._forget_client()
+            return
+        self.found = found
+        problem = mismatch(self.own, found)
+        if problem:
+            self.node.get_logger().error(f"{problem}; {REFUSED}")
+        else:
+            model = f", model {found.model}" if found.model else ""
+            self.node.get_logger().info(f"{peer} runs method {found.method}{model} as well")
+        self._stop()
+
+    def _forget_client(self) -> None:
+        if self._client is not None:
+            self.node.destroy_client(self._client)
+            self._client = None
+
+    def _stop(self) -> None:
+        self._timer.cancel()
+        self.node.destroy_timer(self._timer)
+        self._forget_client()
