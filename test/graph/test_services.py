@@ -137,13 +137,13 @@ def test_commonsense_grounded_decides_once_for_the_steps_up_to_the_blocked_one(
         CheckPlan.Request(task="serve_water", steps=steps, situation="the cup is broken"),
     )
     assert check.success, check.message
-    asked = [q for q in check.questions if not q.startswith("(")]
-    assert asked == [
+    assert list(check.questions) == [
         "Can the robot still use the cup for serving a cup of water to a person at the "
         "table, if the cup is broken?"
     ]
     if check.feasible:
         assert check.failing_step == -1 and not check.predicate
-    else:  # one verdict per step up to the blocked one: the walk does not use the cup
-        assert check.failing_step == 1 and len(check.questions) == 2
+    else:  # the decision, with no made-up verdict for the walk (it does not use the cup)
+        assert check.failing_step == 1 and list(check.question_steps) == [1]
+        assert check.reason.startswith("decided: the cup is broken: blocks by one question")
         assert check.predicate == "(is_broken cup_1)" and check.predicate_source == "grounding"
