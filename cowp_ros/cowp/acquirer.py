@@ -23,9 +23,8 @@ P(yes) >= `role_threshold` on it; a plain "no" without P(yes) rejects it too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
+from cowp_ros.cowp.answers import ROLE_ACTION, CandidateAssessment, RoleQuestion, Selection
 from cowp_ros.cowp.monitor import judged_yes
 from cowp_ros.cowp.prompts import (
     ACQUIRER_EXAMPLES,
@@ -36,86 +35,10 @@ from cowp_ros.cowp.prompts import (
     role_question,
     selection_question,
 )
-from cowp_ros.llm.language_model import Choice, Example, LanguageModel, YesNo
+from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.tasks.phrases import ActionPhrases, noun
-
-ROLE_ACTION = ""
-"""`RoleQuestion.action` of the role question, which is about the task, not an action."""
-
-
-@dataclass(frozen=True)
-class RoleQuestion:
-    """One Prompt 2 question: can `candidate_type` do `action` in the role? (`action` is
-    `ROLE_ACTION` for the role question: can it stand in for the role in the task?)"""
-
-    action: str
-    question: str
-    answer: YesNo
-    suitable: bool
-    unclear: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt": 2,
-            "action": self.action,
-            "question": self.question,
-            "answer": self.answer.text,
-            "p_yes": self.answer.p_yes,
-            "cached": self.answer.cached,
-            "suitable": self.suitable,
-            "unclear": self.unclear,
-        }
-
-
-@dataclass
-class CandidateAssessment:
-    """All Prompt 2 questions about one kind of object, and whether it was accepted."""
-
-    candidate_type: str
-    example_object: str
-    questions: list[RoleQuestion] = field(default_factory=list)
-
-    @property
-    def accepted(self) -> bool:
-        return bool(self.questions) and all(q.suitable for q in self.questions)
-
-    @property
-    def confidence(self) -> float:
-        """Product of P(yes) where known (1.0 per plain yes): the fallback ranking."""
-        score = 1.0
-        for q in self.questions:
-            score *= q.answer.p_yes if q.answer.p_yes is not None else 1.0
-        return score
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "candidate": self.candidate_type,
-            "example_object": self.example_object,
-            "accepted": self.accepted,
-            "questions": [q.to_dict() for q in self.questions],
-        }
-
-
-@dataclass(frozen=True)
-class Selection:
-    """The Prompt 3 outcome: the chosen kind, and how it was chosen."""
-
-    chosen: str
-    question: str | None
-    answer: Choice | None
-    how: str  # "only candidate", "model", "fallback: ..."
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt": 3,
-            "chosen": self.chosen,
-            "question": self.question,
-            "answer": self.answer.text if self.answer else None,
-            "cached": self.answer.cached if self.answer else None,
-            "how": self.how,
-        }
 
 
 def role_actions(task: PlanningTask, role_type: str, first: Sequence[str] = ()) -> list[str]:

@@ -18,73 +18,16 @@ situations is what keeps it from replanning on a chair moved in another room.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from cowp_ros.cowp.answers import MonitorVerdict, PlanCheck
 from cowp_ros.cowp.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.prompts import MONITOR_EXAMPLES, MONITOR_SYSTEM, monitor_question
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.result import PlanStep
 from cowp_ros.tasks.phrases import ActionPhrases
-
-
-@dataclass(frozen=True)
-class MonitorVerdict:
-    """One Prompt 1 question about one step and its outcome."""
-
-    step: PlanStep
-    situation: str
-    question: str
-    answer: YesNo
-    suitable: bool
-    unclear: bool
-    repeated: bool = False
-    score: float | None = None
-    """Calibrated monitors: the variant's score (log-odds of "blocked"); else None."""
-    threshold: float | None = None
-    variant: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        calibrated = (
-            {"score": self.score, "threshold": self.threshold, "variant": self.variant}
-            if self.variant is not None
-            else {}
-        )
-        return {
-            "prompt": 1,
-            "step": str(self.step),
-            "situation": self.situation,
-            "question": self.question,
-            "answer": self.answer.text,
-            "p_yes": self.answer.p_yes,
-            "cached": self.answer.cached,
-            "suitable": self.suitable,
-            "unclear": self.unclear,
-            "repeated": self.repeated,
-            **calibrated,
-        }
-
-
-@dataclass(frozen=True)
-class PlanCheck:
-    """The Plan Monitor's decision about one situation and a run of plan steps.
-
-    `blocked`: the first step the situation makes unsuitable (None: the plan still
-    holds); `fact`: what the situation means, as a fact over the domain's objects, when
-    the monitor makes it itself (else the loop's fact maker does); `reason`: why, in
-    words a person reads. `verdicts`: the questions asked for the decision, each about
-    the step it names, in order: one per checked step for the paper's monitor, at most
-    one per situation for a monitor that decides once (steps before `blocked` that no
-    question was about were judged not affected).
-    """
-
-    verdicts: tuple[MonitorVerdict, ...] = ()
-    blocked: PlanStep | None = None
-    fact: SituationFact | None = None
-    reason: str = ""
 
 
 def judged_yes(answer: YesNo, threshold: float, default: bool) -> tuple[bool, bool]:

@@ -25,10 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from cowp_ros.cowp.acquirer import CandidateAssessment, Selection
+from cowp_ros.cowp.answers import CandidateAssessment, PlanCheck, Selection, SituationFact
 from cowp_ros.cowp.cancel import CancelToken
-from cowp_ros.cowp.monitor import PlanCheck
-from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.report import CowpReport
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.pddl import PlanningTask

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.pddl import Atom, PlanningTask
@@ -47,31 +47,6 @@ PREDICATE_EXAMPLES = (
     Example("Objects: knife_1, stove_1. Situation: the knife is rusty.", "is_rusty knife_1"),
     Example("Objects: fridge_1, milk_1. Situation: the milk went sour.", "went_sour milk_1"),
 )
-
-
-@dataclass(frozen=True)
-class SituationFact:
-    """A situation as a fact over the domain: what the precondition and state will say.
-
-    `subject` is the object the situation is about (None for a fact about the world);
-    `source` says how it was made: `rules`, `model` or `world` (the nullary fallback);
-    `note` keeps why a model answer was refused, for the report.
-    """
-
-    situation: str
-    atom: Atom
-    subject: str | None
-    source: str
-    note: str = ""
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "situation": self.situation,
-            "fact": str(self.atom),
-            "subject": self.subject,
-            "source": self.source,
-            "note": self.note,
-        }
 
 
 def words_of(text: str) -> list[str]:
