@@ -10,7 +10,10 @@ The loop, the driver and the events are COWP's; what changes is what sits at the
 - FactMaker: `grounding.GroundedFacts`, the fact from the grounded object, no model;
 - Acquirer: `frugal_acquirer.FrugalAcquirer`, the closest kinds first, role question
   first, per-action questions only for a kind that passed it, stop at the first;
-- Planner: the given planner behind `planning.tidy.TidyPlanner` (no wandering steps).
+- Planner: the given planner behind `planning.tidy.TidyPlanner` (no wandering steps);
+- policies: `policies.GROUNDED_POLICIES`: a step that fails after a situation about one
+  of its objects was judged harmless blames that situation (the failure is the evidence
+  the judgement lacked): the step is blocked with the situation's fact, no question.
 
 Its thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
 (`GroundedSettings.for_model`); `docs/grounded.md` says how it decides.
@@ -18,7 +21,6 @@ Its thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -32,6 +34,7 @@ from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
 from cowp_ros.cowp.grounding import GroundedFacts
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
+from cowp_ros.cowp.policies import GROUNDED_POLICIES
 from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.embeddings import Embedder
@@ -138,9 +141,8 @@ def grounded_loop(
     loop_settings: CowpSettings | None = None,
     cancel: CancelToken = NEVER,
 ) -> OpenWorldPlanner:
-    """COWP's loop for a registered task with the grounded method at its ports
-    (`loop_settings`: the loop's knobs; failures always blame a harmless-judged
-    situation about the failed step's objects, see `CowpSettings.blame_failures`)."""
+    """COWP's loop for a registered task with the grounded method at its ports and its
+    policies (`loop_settings`: the loop's knobs)."""
     task = problem or spec.load()
     settings = settings or GroundedSettings.for_model(model.name)
     phrases = ActionPhrases(spec.phrases)
@@ -164,7 +166,8 @@ def grounded_loop(
         phrases=phrases,
         description=spec.description,
         task_name=spec.name,
-        settings=dataclasses.replace(loop_settings or CowpSettings(), blame_failures=True),
+        settings=loop_settings,
+        policies=GROUNDED_POLICIES,
         predicates=GroundedFacts(reserved),
         monitor=monitor,
         acquirer=acquirer,

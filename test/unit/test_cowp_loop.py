@@ -7,6 +7,7 @@ import json
 import pytest
 
 from cowp_ros.cowp.loop import OpenWorldPlanner, Phase, Reaction
+from cowp_ros.cowp.paper import paper_loop_on
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
@@ -22,10 +23,10 @@ DIRTY_CUP_BLOCKS_HOLDING = ("hold the cup, if the cup is dirty", False)
 
 
 def tiny_loop(task: PlanningTask, model: ScriptedModel) -> OpenWorldPlanner:
-    return OpenWorldPlanner(
+    return paper_loop_on(
         task,
-        model=model,
-        planner=make_planner("pyperplan"),
+        model,
+        make_planner("pyperplan"),
         phrases=TINY_PHRASES,
         description="serving a cup",
         task_name="tiny",

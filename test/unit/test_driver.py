@@ -9,6 +9,7 @@ import pytest
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.cowp.driver import DriveEnd, DriveListener, Outcome, RetryPolicy, drive
 from cowp_ros.cowp.loop import OpenWorldPlanner, Phase
+from cowp_ros.cowp.paper import paper_loop_on
 from cowp_ros.cowp.ports import StepOutcome
 from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation, run_scheduled
 from cowp_ros.cowp.situation import Situation
@@ -23,10 +24,10 @@ PHRASES = ActionPhrases(
 
 
 def loop_for(task: PlanningTask, model: ScriptedModel | None = None) -> OpenWorldPlanner:
-    return OpenWorldPlanner(
+    return paper_loop_on(
         task,
-        model=model or ScriptedModel(default_yes_no=True),
-        planner=make_planner("pyperplan"),
+        model or ScriptedModel(default_yes_no=True),
+        make_planner("pyperplan"),
         phrases=PHRASES,
         description="serving a cup",
         task_name="tiny",
@@ -111,10 +112,10 @@ def test_a_cancel_from_another_thread_ends_the_run_between_steps(tiny: PlanningT
 def test_a_cancelled_token_stops_the_loop_before_it_asks_the_model(tiny: PlanningTask) -> None:
     model = ScriptedModel(default_yes_no=True)
     token = CancelToken()
-    loop = OpenWorldPlanner(
+    loop = paper_loop_on(
         tiny,
-        model=model,
-        planner=make_planner("pyperplan"),
+        model,
+        make_planner("pyperplan"),
         phrases=PHRASES,
         description="serving a cup",
         cancel=token,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
 from cowp_ros.cowp.grounded import DEFAULT_ENTRY, GroundedSettings, shared_embedder
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
+from cowp_ros.cowp.policies import GROUNDED_POLICIES, PAPER_POLICIES
 from cowp_ros.cowp.ports import Acquirer, StepOutcome
 from cowp_ros.cowp.report import Event, strict_json
 from cowp_ros.cowp.report_file import reports_folder, write_new_report
@@ -409,7 +410,6 @@ class TaskRun:
                 max_candidates=chosen.max_candidates,
                 min_similarity=chosen.min_similarity,
             )
-            settings = replace(settings, blame_failures=True)
         return OpenWorldPlanner(
             task,
             model=None,
@@ -421,6 +421,7 @@ class TaskRun:
             description=spec.description,
             task_name=spec.name,
             settings=settings,
+            policies=GROUNDED_POLICIES if grounded else PAPER_POLICIES,
             cancel=self.cancel,
         )
 
