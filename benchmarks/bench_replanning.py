@@ -29,10 +29,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper import paper_loop
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, PlanResult, make_planner
 from cowp_ros.planning.fast_downward import is_available
@@ -104,7 +104,7 @@ def run_case(
 ) -> TimedPlanner:
     timed = TimedPlanner(planner)
     model = scripted_model(case, blocked_step_text)
-    loop = OpenWorldPlanner.for_task(spec, model, timed, problem=task)
+    loop = paper_loop(spec, model, timed, problem=task)
     run_scheduled(loop, [ScheduledSituation(case.situation, at_action=case.action)])
     return timed
 

@@ -12,7 +12,9 @@ What sits at the ports:
 - Acquirer: `KnowledgeAcquirer`'s questions behind `frugal_acquirer.FrugalAcquirer`
   (the closest kinds first, role question first, stop at the first accepted);
 - Planner: the given planner behind `planning.tidy.TidyPlanner` (no wandering steps);
-- a failed step blames a situation judged harmless about one of its objects.
+- policies: `cowp.policies.GROUNDED_POLICIES`: a step that fails after a situation
+  about one of its objects was judged harmless blames that situation (the failure is
+  the evidence the judgement lacked): the step is blocked with its fact, no question.
 
 Its thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
 (`GroundedSettings.for_model`); `docs/grounded.md` says how it decides.
@@ -28,6 +30,7 @@ from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
 from cowp_ros.cowp.grounded import GroundedSettings, shared_embedder
 from cowp_ros.cowp.grounding import GroundedFacts
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
+from cowp_ros.cowp.policies import GROUNDED_POLICIES
 from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds
 from cowp_ros.llm.embeddings import Embedder
 from cowp_ros.llm.language_model import LanguageModel
@@ -85,7 +88,7 @@ def grounded_loop_from(
         parts,
         planner=TidyPlanner(parts.planner),
         acquirer=acquirer,
-        settings=dataclasses.replace(parts.settings, blame_failures=True),
+        policies=GROUNDED_POLICIES,
     )
 
 

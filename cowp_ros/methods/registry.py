@@ -35,6 +35,7 @@ from typing import Literal
 from cowp_ros.cowp.calibration.config import MonitorCalibration
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
+from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, TaskLoop
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
@@ -184,16 +185,41 @@ def build_loop(
     settings: CowpSettings | None = None,
     cancel: CancelToken = NEVER,
 ) -> OpenWorldPlanner:
-    """The method's loop in one process: its reasoners over `model` at the ports."""
+    """The method's loop for a registered task in one process: its reasoners over
+    `model` at the ports (`problem`: e.g. one from `spec.build_problem`)."""
+    return build_loop_on(
+        entry,
+        problem or spec.load(),
+        model,
+        planner,
+        phrases=ActionPhrases(spec.phrases),
+        description=spec.description,
+        task_name=spec.name,
+        settings=settings,
+        cancel=cancel,
+    )
+
+
+def build_loop_on(
+    entry: MethodEntry | str,
+    task: PlanningTask,
+    model: LanguageModel,
+    planner: Planner | None = None,
+    *,
+    phrases: ActionPhrases,
+    description: str,
+    task_name: str = "",
+    settings: CowpSettings | None = None,
+    cancel: CancelToken = NEVER,
+) -> OpenWorldPlanner:
+    """The method's loop for a bare planning task, with its phrases and description."""
     entry = get_method(entry) if isinstance(entry, str) else entry
-    task = problem or spec.load()
-    phrases = ActionPhrases(spec.phrases)
-    context = ReasonerContext(task, spec.description, phrases, model.name)
+    context = ReasonerContext(task, description, phrases, model.name)
     return entry.loop(
         LoopParts(
             task=task,
-            task_name=spec.name,
-            description=spec.description,
+            task_name=task_name,
+            description=description,
             phrases=phrases,
             ports=entry.reasoners(model, context),
             planner=planner or make_planner("pyperplan"),
@@ -211,10 +237,11 @@ def open_world_planner(
     planner: Planner | None = None,
     acquirer: Acquirer | None = None,
     settings: CowpSettings | None = None,
+    policies: LoopPolicies = PAPER_POLICIES,
 ) -> OpenWorldPlanner:
     """COWP's loop over `parts`, with what the method puts in their place (another
-    planner, an acquirer wrapped around the ports', other loop settings): what a
-    method's `loop` ends with."""
+    planner, an acquirer wrapped around the ports', other loop settings, its policies:
+    `cowp.policies`): what a method's `loop` ends with."""
     return OpenWorldPlanner(
         parts.task,
         model=parts.model,
@@ -226,5 +253,6 @@ def open_world_planner(
         predicates=parts.ports.facts,
         monitor=parts.ports.monitor,
         acquirer=acquirer or parts.ports.acquirer,
+        policies=policies,
         cancel=parts.cancel,
     )

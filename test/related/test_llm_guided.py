@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from cowp_ros.cli import main
-from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
@@ -16,6 +15,7 @@ from cowp_ros.methods.llm_guided import (
     parse_proposals,
     verify_plan,
 )
+from cowp_ros.methods.paper import paper_loop
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.planning import PlanStatus, PlanStep, make_planner
 from cowp_ros.tasks import get_task
@@ -167,7 +167,7 @@ def test_cowp_replans_with_the_guided_planner_under_a_situation() -> None:
         default_yes_no=False,
     )
     planner = make_llm_guided_planner(model, beam=2)
-    loop = OpenWorldPlanner.for_task(spec, model, planner)
+    loop = paper_loop(spec, model, planner)
     report = run_scheduled(loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")])
     assert report.outcome == "completed"
     assert report.planner == "llm_guided"

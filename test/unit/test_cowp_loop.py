@@ -10,6 +10,7 @@ from cowp_ros.cowp.loop import OpenWorldPlanner, Phase, Reaction
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper import paper_loop, paper_loop_on
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks import TaskSpec, get_task
@@ -22,10 +23,10 @@ DIRTY_CUP_BLOCKS_HOLDING = ("hold the cup, if the cup is dirty", False)
 
 
 def tiny_loop(task: PlanningTask, model: ScriptedModel) -> OpenWorldPlanner:
-    return OpenWorldPlanner(
+    return paper_loop_on(
         task,
-        model=model,
-        planner=make_planner("pyperplan"),
+        model,
+        make_planner("pyperplan"),
         phrases=TINY_PHRASES,
         description="serving a cup",
         task_name="tiny",
@@ -156,7 +157,7 @@ def test_prompt_3_chooses_among_accepted_stand_ins(fill_cup: TaskSpec) -> None:
         choices=[("replace the cup", "mug")],
     )
     task = fill_cup_with(fill_cup, "bowl_1", "mug_1", "sponge_1", "plate_1")
-    loop = OpenWorldPlanner.for_task(fill_cup, model, problem=task)
+    loop = paper_loop(fill_cup, model, problem=task)
     report = run_scheduled(loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")])
     assert report.outcome == "completed"
     assert asked(model, "choice") == [
@@ -181,7 +182,7 @@ def test_a_chosen_stand_in_without_a_plan_gives_way_to_the_next() -> None:
         yes_no=[("grasp the plate from the table, if the plate is broken", False), ("", True)],
         choices=[("", "cup")],
     )
-    loop = OpenWorldPlanner.for_task(spec, model, problem=task)
+    loop = paper_loop(spec, model, problem=task)
     loop.plan()
     run_until(loop, "grasp_plate")
     assert loop.observe("the plate is broken") is Reaction.ACQUIRED
@@ -197,9 +198,7 @@ def test_a_stand_in_that_fails_too_is_replaced_in_turn(fill_cup: TaskSpec) -> No
         yes_no=[("hold the (cup|bowl), if the \\1 is dirty", False), ("", True)],
         choices=[("", "bowl")],
     )
-    loop = OpenWorldPlanner.for_task(
-        fill_cup, model, problem=fill_cup_with(fill_cup, "bowl_1", "mug_1")
-    )
+    loop = paper_loop(fill_cup, model, problem=fill_cup_with(fill_cup, "bowl_1", "mug_1"))
     loop.plan()
     assert loop.observe("the bowl is dirty") is Reaction.FEASIBLE  # no bowl in the plan
     run_until(loop, "hold_cup")

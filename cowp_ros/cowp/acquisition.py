@@ -1,0 +1,66 @@
+"""The loop's knowledge acquisition phase, up to the accepted stand-ins.
+
+When no plan exists because a step's object is unusable, `role_of` says whose role
+needs filling, and `assess_candidates` puts the present kinds of object to the loop's
+`Acquirer` port: in the order it ranks them (at most `max_candidates`), each kind not
+tried before for the role, until the acquirer says the accepted ones are enough. Each
+question is told as it is answered. The loop then selects among the accepted kinds,
+adds the chosen one's action variants (`repairs.add_stand_in`) and replans.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cowp_ros.cowp.acquirer import CandidateAssessment, candidate_types
+from cowp_ros.cowp.cancel import CancelToken
+from cowp_ros.cowp.loop_events import RoleAsked
+from cowp_ros.cowp.ports import Acquirer
+from cowp_ros.cowp.predicates import SituationFact
+from cowp_ros.cowp.repairs import Tell
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning import PlanStep
+
+__all__ = ["assess_candidates", "role_of"]
+
+
+def role_of(task: PlanningTask, step: PlanStep, fact: SituationFact | None) -> str | None:
+    """The parameter type whose role a stand-in should fill for `step`: that of the
+    fact's object when the step uses it, else of its first argument (None: no argument)."""
+    if not step.args:
+        return None
+    subject = fact.subject if fact else None
+    role_object = subject if subject in step.args else step.args[0]
+    return task.parameter_types(step.action)[step.args.index(role_object)]
+
+
+def assess_candidates(
+    acquirer: Acquirer,
+    task: PlanningTask,
+    role_type: str,
+    actions: Sequence[str],
+    *,
+    tried: set[str],
+    description: str,
+    max_candidates: int | None,
+    cancel: CancelToken,
+    tell: Tell,
+) -> list[CandidateAssessment]:
+    """The assessments the acquirer accepted, in the order asked; every kind asked about
+    joins `tried`, so a later acquisition for the role asks about the others."""
+    candidates = candidate_types(task, role_type, exclude=sorted(tried))
+    candidates = acquirer.rank(task, role_type, candidates, description)
+    if max_candidates is not None:
+        candidates = candidates[:max_candidates]
+    accepted: list[CandidateAssessment] = []
+    for candidate_type, example in candidates:
+        cancel.check()
+        tried.add(candidate_type)
+        assessment = acquirer.assess(task, role_type, actions, candidate_type, example, description)
+        for question in assessment.questions:
+            tell(RoleAsked(candidate_type, question))
+        if assessment.accepted:
+            accepted.append(assessment)
+            if acquirer.enough(accepted):
+                break
+    return accepted

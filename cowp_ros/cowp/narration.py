@@ -1,0 +1,311 @@
+"""The open-world loop's story in words: typed loop events -> the report's events.
+
+The loop tells what happened (`loop_events`); this module says it: `entry` gives each
+event's kind, the one line a person reads ("asked: Is it suitable ...? -> No") and the
+JSON data behind it, and `record` adds that to the run's report, where the CLI, the
+RunTask feedback and the benchmark's trace read it. `explanation` is the run's one-line
+summary. Every sentence of the loop is here, so changing how a run reads touches no
+decision.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cowp_ros.cowp.events import EventKind
+from cowp_ros.cowp.loop_events import (
+    Asked,
+    Blamed,
+    Chose,
+    Completed,
+    ConstantMade,
+    FactAdded,
+    GaveUp,
+    Learned,
+    LoopEvent,
+    NoRole,
+    NoSolution,
+    NoStandInHelps,
+    NotPlanned,
+    Planned,
+    PlanRanOut,
+    PreconditionAdded,
+    Reason,
+    RoleAsked,
+    Saw,
+    SetAside,
+    StepDone,
+    StepFailed,
+    Understood,
+    VariantAdded,
+    Why,
+)
+from cowp_ros.cowp.loop_state import RunState
+from cowp_ros.cowp.monitor import MonitorVerdict
+from cowp_ros.cowp.ports import Phase
+from cowp_ros.cowp.prompts import sentence
+from cowp_ros.cowp.report import CowpReport, Event
+from cowp_ros.planning import PlanStatus, PlanStep
+from cowp_ros.tasks.phrases import noun
+
+__all__ = [
+    "entry",
+    "explanation",
+    "failure_text",
+    "monitor_event_text",
+    "reason_text",
+    "record",
+    "step_failure",
+]
+
+Entry = tuple[EventKind, str, dict[str, Any]]
+
+
+def record(report: CowpReport, event: LoopEvent) -> Event:
+    """Add `event` to `report`, told in words (its listeners see it at once)."""
+    kind, text, data = entry(event)
+    return report.add(kind, text, **data)
+
+
+def entry(event: LoopEvent) -> Entry:
+    """The report's kind, line and data for one loop event."""
+    match event:
+        case Saw(situation, before):
+            about: dict[str, Any] = {"object": situation.object} if situation.object else {}
+            if situation.confidence is not None:
+                about["confidence"] = situation.confidence
+            return (
+                EventKind.SITUATION,
+                f"saw: {sentence(situation.text)} (before step {before})",
+                {"situation": situation.text, "before_step": before, **about},
+            )
+        case SetAside(situation, kind, stand_in):
+            return (
+                EventKind.SITUATION,
+                f"set aside: {sentence(situation)}: the plan no longer uses {noun(kind)} "
+                f"({noun(stand_in, 'a')} took its role)",
+                {"situation": situation, "set_aside": True},
+            )
+        case Asked(verdict):
+            return EventKind.MONITOR, monitor_event_text(verdict), verdict.to_dict()
+        case Understood(situation, fact):
+            note = f" ({fact.note})" if fact.note else ""
+            how = _HOW.get(fact.source, fact.source)
+            return (
+                EventKind.PREDICATE,
+                f"understood: {sentence(situation)} as {fact.atom} {how}{note}",
+                fact.to_dict(),
+            )
+        case Blamed(situation, fact, step_description):
+            return (
+                EventKind.PREDICATE,
+                f"understood: {sentence(situation)} as {fact.atom}: {step_description} "
+                "failed after it",
+                fact.to_dict(),
+            )
+        case _:
+            return _change_entry(event)
+
+
+_HOW = {
+    "rules": "by rule",
+    "model": "by the model",
+    "world": "about the world",
+    "source": "as its source said",
+}
+
+
+def _change_entry(event: LoopEvent) -> Entry:
+    """PDDL changes and knowledge acquisition."""
+    match event:
+        case FactAdded(atom):
+            return (
+                EventKind.PDDL_CHANGE,
+                f"added fact {atom}",
+                {"change": "add_fact", "fact": str(atom)},
+            )
+        case ConstantMade(name, action):
+            return (
+                EventKind.PDDL_CHANGE,
+                f"made {name} a domain constant (named in {action})",
+                {"change": "promote_to_constant", "object": name},
+            )
+        case PreconditionAdded(action, literal):
+            return (
+                EventKind.PDDL_CHANGE,
+                f"added precondition {literal} to {action}",
+                {"change": "add_precondition", "action": action, "literal": str(literal)},
+            )
+        case RoleAsked(candidate, question):
+            return (
+                EventKind.ACQUIRER,
+                f"asked: {question.question} -> {question.answer.text.strip() or '?'}",
+                {"candidate": candidate, **question.to_dict()},
+            )
+        case Chose(selection, role_type):
+            return (
+                EventKind.SELECTION,
+                f"chose {noun(selection.chosen, 'a')} to replace {noun(role_type)} "
+                f"({selection.how})",
+                selection.to_dict(),
+            )
+        case VariantAdded(action, variant, role_type, new_type):
+            return (
+                EventKind.PDDL_CHANGE,
+                f"added action {variant} ({noun(new_type, 'a')} in "
+                f"{noun(role_type)}'s role in {action})",
+                {
+                    "change": "add_action_variant",
+                    "action": action,
+                    "variant": variant,
+                    "role_type": role_type,
+                    "new_type": new_type,
+                },
+            )
+        case Learned(role_type, new_type, variants):
+            return (
+                EventKind.LEARNED,
+                f"learned: {noun(new_type, 'a')} can take {noun(role_type)}'s "
+                f"role ({', '.join(variants)})",
+                {"role_type": role_type, "new_type": new_type, "variants": variants},
+            )
+        case _:
+            return _run_entry(event)
+
+
+def _run_entry(event: LoopEvent) -> Entry:
+    """Plans, steps and the outcome."""
+    match event:
+        case Planned(reason, result):
+            why = reason_text(reason)
+            if result.found:
+                steps = ", ".join(str(s) for s in result.steps) or "nothing left to do"
+                text = f"planned ({why}): {steps} [{result.seconds:.2f} s]"
+            elif result.status is PlanStatus.TIMEOUT:
+                text = f"no plan in time ({why}): {result.detail}"
+            else:
+                text = f"no plan ({why})"
+            return EventKind.PLAN, text, {"reason": why, **result.to_dict()}
+        case StepDone(step, description, index):
+            return (
+                EventKind.STEP,
+                f"did: {description}",
+                {"step": str(step), "ok": True, "index": index},
+            )
+        case StepFailed(step, description):
+            return EventKind.STEP, f"failed: {description}", {"step": str(step), "ok": False}
+        case GaveUp(no_solution):
+            return (
+                EventKind.OUTCOME,
+                f"no solution: {failure_text(no_solution)}",
+                {"outcome": "no_solution"},
+            )
+        case Completed(summary):
+            return EventKind.OUTCOME, f"completed: {summary}", {"outcome": "completed"}
+    raise TypeError(f"not a loop event: {event!r}")
+
+
+def reason_text(reason: Reason) -> str:
+    """Why the planner was called, in words (the plan event's `reason`)."""
+    situation = sentence(reason.situation)
+    match reason.why:
+        case Why.CLOSED_WORLD:
+            return "closed-world plan"
+        case Why.STEP_FAILED:
+            return f"{reason.step} failed"
+        case Why.RAN_OUT:
+            return "the plan ran out before the goal was reached"
+        case Why.FAILED_BECAUSE:
+            return f"{reason.step} failed: {situation}"
+        case Why.UNSUITABLE:
+            return f"{reason.step} is unsuitable: {situation}"
+        case Why.STAND_IN:
+            return f"with {noun(reason.new_type, 'a')} as {noun(reason.role_type)}"
+
+
+def step_failure(step: PlanStep) -> str:
+    """A failed step as the situation its acquisition is for ("(hold_cup cup_1) failed")."""
+    return f"{step} failed"
+
+
+def failure_text(reason: NoSolution) -> str:
+    """Why the run has no solution, in words (after "no solution:" and "gave up:")."""
+    match reason:
+        case NotPlanned(detail):
+            return f"the task has no plan even in the closed world ({detail})"
+        case NoStandInHelps(situation, about_kind, step_description):
+            about = "the world" if about_kind is None else noun(about_kind)
+            return (
+                f"{sentence(situation)}, and no stand-in can help: it is about {about}, "
+                f"not an object of {step_description}"
+            )
+        case NoRole(situation, role_type):
+            what = (
+                f"no present object could take {noun(role_type)}'s role"
+                if role_type is not None
+                else "nothing to try"
+            )
+            return f"{sentence(situation)}, and {what}"
+        case PlanRanOut():
+            return "the plan ran out before the goal was reached"
+
+
+def explanation(phase: Phase, state: RunState) -> str:
+    """One line a person reads: what the robot did and why."""
+    if phase is Phase.NO_SOLUTION:
+        return f"gave up: {state.failure}"
+    if state.learned:
+        last = state.learned[-1]
+        return (
+            f"used {noun(last.new_type, 'a')} instead of {noun(last.role_type)}: "
+            f"{sentence(last.situation)}"
+        )
+    if state.replans_for_situations:
+        return f"changed the plan: {sentence(state.replans_for_situations[-1])}"
+    if state.situations:
+        seen = "; ".join(sentence(s.text) for s in state.situations)
+        return f"kept the plan: judged harmless: {seen}"
+    if phase is Phase.COMPLETED:
+        return "completed the plan as made"
+    return f"planned {len(state.remaining)} step(s)"
+
+
+def monitor_event_text(verdict: MonitorVerdict) -> str:
+    """ "asked: Q -> answer", with the decision in words when a calibrated score made it.
+
+    A calibrated monitor can judge a step unsuitable although the model's word was
+    "Yes" (its score passed the threshold), so the line says what was judged, with the
+    model's own probability for that judgement ("judged that the cup can no longer be
+    used (confidence 0.87)"); the score, threshold and variant that decided are in the
+    report beside the answer (`MonitorVerdict.to_dict`).
+    """
+    marks = " (unclear answer)" if verdict.unclear else ""
+    text = f"asked: {verdict.question} -> {verdict.answer.text.strip() or '?'}{marks}"
+    if verdict.score is None or verdict.threshold is None:
+        return text
+    p_yes = verdict.answer.p_yes
+    confidence = (
+        f" (confidence {p_yes if verdict.suitable else 1.0 - p_yes:.2f})"
+        if p_yes is not None
+        else ""
+    )
+    return f"{text}; judged that {_judgement(verdict)}{confidence}"
+
+
+_USED_OBJECT = re.compile(r"^Can the robot still use (.+?) for ")
+
+
+def _judgement(verdict: MonitorVerdict) -> str:
+    """What a calibrated verdict means, in words."""
+    if verdict.variant == "world question":
+        return "the task can go on" if verdict.suitable else "the task cannot go on"
+    used = _USED_OBJECT.match(verdict.question)
+    if used is not None:
+        thing = used.group(1)
+        return (
+            f"{thing} can still be used" if verdict.suitable else f"{thing} can no longer be used"
+        )
+    if verdict.suitable:
+        return f"the robot can still do {verdict.step}"
+    return f"the robot should not do {verdict.step}"
