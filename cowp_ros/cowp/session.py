@@ -107,13 +107,15 @@ class RunSession:
         self.report = report
         self._finish = finish
 
-    def drive(self, loop: TaskLoop, robot: Robot) -> RunEnd:
-        """Drive `loop` on `robot` to its end (errors propagate; the report is tracked)."""
+    def drive_loop(self, loop: TaskLoop, robot: Robot) -> DriveResult:
+        """Drive `loop` on `robot` to its end and say how, in the driver's terms (the
+        benchmark's trials read these); errors propagate; the report is tracked."""
         self.track(loop.report, loop.finish_report)
-        result = drive(
-            loop, robot, cancel=self.cancel, retries=self.retries, listener=self.listener
-        )
-        self.end = end_of(result, loop)
+        return drive(loop, robot, cancel=self.cancel, retries=self.retries, listener=self.listener)
+
+    def drive(self, loop: TaskLoop, robot: Robot) -> RunEnd:
+        """Drive `loop` on `robot` to its end, as the user reads it (`end_of`)."""
+        self.end = end_of(self.drive_loop(loop, robot), loop)
         return self.end
 
     def run(self, compose: Compose) -> RunEnd:
