@@ -93,6 +93,9 @@ def test_a_shutdown_goes_only_after_the_result_went_out(graph) -> None:
     flight on a busy network would): the node that shuts down must still answer it
     before it is destroyed, as `run_node` destroys it right after `on_shutdown`."""
     manager, server_executor, client = graph
+    world = manager.create_client(GetParameters, "/silent_world/get_parameters")
+    assert world.wait_for_service(timeout_sec=30.0)  # the run waits on its answer, not on discovery
+    manager.destroy_client(world)
     assert client.wait_for_server(timeout_sec=30.0)
     sent = client.send_goal_async(RunTask.Goal(task="serve_water"))
     wait_for(sent.done, 30.0, "the goal to be accepted")
