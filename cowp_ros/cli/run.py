@@ -44,11 +44,12 @@ from cowp_ros.cli._tasks import (
 )
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cli.plan import add_problem_arguments
+from cowp_ros.cowp.driver import Outcome
 from cowp_ros.cowp.loop import CowpSettings
-from cowp_ros.cowp.report import CowpReport, Event, strict_json
-from cowp_ros.cowp.report_file import REPORTS_DIR_ENV, report_name, reports_folder, write_report
-from cowp_ros.cowp.run_report import report_document
-from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
+from cowp_ros.cowp.report import Event
+from cowp_ros.cowp.report_file import REPORTS_DIR_ENV, report_name, reports_folder
+from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation
+from cowp_ros.cowp.session import RunSession
 from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.settings import LLMSettings
@@ -219,67 +220,25 @@ def open_vision(args: argparse.Namespace) -> VisualQuestioner:
     return OpenAIVisionQuestioner(settings)
 
 
-class RunRecord:
-    """What `cowp run` writes whatever happens: the run's report, with how it ended.
+def new_session(args: argparse.Namespace) -> RunSession:
+    """`cowp run`'s run session: its report names the task and planner asked for even
+    when the run ends before a loop exists."""
+    return RunSession(args.task or "", planner=args.planner)
 
-    The loop's report is kept from the moment the loop exists, so a fault in the middle
-    (a server that dies, Ctrl-C) still leaves every plan, question and answer so far.
-    """
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self.report: CowpReport | None = None
-        self.finish: Any = None
-        self.error: dict[str, str] | None = None
-        self.outcome: str | None = None
-
-    def track(self, report: CowpReport, finish: Any = None) -> None:
-        """The run's live report; `finish` fills its usage (the loop's finish_report)."""
-        self.report = report
-        self.finish = finish
-
-    def failed(self, outcome: str, err: BaseException) -> None:
-        self.outcome = outcome
-        if isinstance(err, CowpError):
-            self.error = {"type": type(err).__name__, "message": err.message, "hint": err.hint}
-        else:
-            self.error = {"type": type(err).__name__, "message": str(err)[:2000], "hint": ""}
-
-    def to_dict(self) -> dict[str, Any]:
-        if self.report is not None and self.outcome is not None and self.finish is not None:
-            with contextlib.suppress(Exception):  # the usage, if it can still be had
-                self.finish()
-        explanation = None
-        if self.outcome is not None and self.error is not None:
-            explanation = clean(self.error["message"], newlines=False)
-        return report_document(
-            self.report,
-            task=self.args.task or "",
-            planner=self.args.planner,
-            outcome=self.outcome,
-            explanation=explanation,
-            error=self.error,
-        )
-
-    def path(self) -> Path:
-        """--report, else a new file in $COWP_REPORTS_DIR or build/reports."""
-        if self.args.report:
-            return Path(self.args.report)
-        folder = reports_folder()
-        name = self.report.task if self.report is not None else str(self.args.task or "run")
-        return folder / report_name(name)
-
-    def write(self) -> Path:
-        """Write the report (strict JSON, `report_file`: atomic, no symlink followed);
-        a clear error when the path cannot be written."""
-        return write_report(strict_json(self.to_dict()) + "\n", self.path())
+def report_path(args: argparse.Namespace, session: RunSession) -> Path:
+    """--report, else a new file in $COWP_REPORTS_DIR or build/reports."""
+    if args.report:
+        return Path(args.report)
+    name = session.report.task if session.report is not None else str(args.task or "run")
+    return reports_folder() / report_name(name)
 
 
 def run_dkprompt(
     args: argparse.Namespace,
     spec: TaskSpec,
     model: LanguageModel | None,
-    record: RunRecord | None = None,
+    record: RunSession | None = None,
 ) -> int:
     """The task under DKPROMPT checks on the images in --images."""
     from pathlib import Path
@@ -318,7 +277,7 @@ def run_with_model(
     args: argparse.Namespace,
     spec: TaskSpec,
     model: LanguageModel,
-    record: RunRecord | None = None,
+    record: RunSession | None = None,
 ) -> int:
     """The run itself, given a model (tests hand in a scripted one)."""
     schedule = schedule_from(args.situation, args.at)
@@ -328,57 +287,58 @@ def run_with_model(
     loop = build_loop(
         method, spec, model, build_planner(args, model), problem=problem, settings=settings
     )
-    if record is not None:
-        record.track(loop.report, loop.finish_report)
+    session = record if record is not None else new_session(args)
+    session.track(loop.report, loop.finish_report)
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
         print(f"model: {loop.report.model}; planner: {loop.planner.name}; method: {method}")
         loop.report.listeners.append(print_event)
+    robot = ScheduledRobot(schedule)
     if args.llm_state:
         from cowp_ros.methods.llm_state.loop import BeliefLoop
 
-        report = run_scheduled(BeliefLoop(loop), schedule)
-        if not args.quiet:
-            belief = report.usage.get("belief", {})
-            described = {
-                name: held["attributes"]
-                for name, held in belief.get("objects", {}).items()
-                if held["attributes"]
-            }
-            print(f"belief: {json.dumps(described)[:2000]}; failures: {belief.get('failures')}")
+        end = session.drive(BeliefLoop(loop), robot)
     else:
-        report = run_scheduled(loop, schedule)
-    if record is not None:
-        record.track(report)
-    print(f"outcome: {report.outcome}: {clean(report.explanation, newlines=False)}")
-    return 0 if report.outcome == "completed" else 3
+        end = session.drive(loop, robot)
+    robot.report_never_raised(loop.report)
+    report = session.finished_report()
+    if args.llm_state and not args.quiet and report is not None:
+        belief = report.usage.get("belief", {})
+        described = {
+            name: held["attributes"]
+            for name, held in belief.get("objects", {}).items()
+            if held["attributes"]
+        }
+        print(f"belief: {json.dumps(described)[:2000]}; failures: {belief.get('failures')}")
+    print(f"outcome: {clean(end.told(), newlines=False)}")
+    return 0 if end.outcome is Outcome.COMPLETED else 3
 
 
 def run_task(args: argparse.Namespace) -> int:
     """`cowp run`: the run, and its report written whatever the outcome (also when a
     flag's value is refused: the report then says why nothing ran)."""
-    record = RunRecord(args)
+    record = new_session(args)
     try:
         schedule_from(args.situation, args.at)  # bad flags fail before a model starts
         check_related_flags(args)
         code = _run(args, record)
     except Terminated as err:
         record.failed("terminated", err)
-        _report_where(record, sys.stderr)
+        _report_where(args, record, sys.stderr)
         raise
     except KeyboardInterrupt as err:
         record.failed("interrupted", err)
-        _report_where(record, sys.stderr)
+        _report_where(args, record, sys.stderr)
         raise
     except CowpError as err:
         record.failed("error", err)
-        _report_where(record, sys.stderr)
+        _report_where(args, record, sys.stderr)
         raise
     except Exception as err:  # a bug: keep the traceback, but not lose the run
         record.failed("crashed", err)
-        _report_where(record, sys.stderr)
+        _report_where(args, record, sys.stderr)
         raise
-    if not _report_where(record, sys.stderr if args.quiet else sys.stdout):
+    if not _report_where(args, record, sys.stderr if args.quiet else sys.stdout):
         return code or 1  # the run's record is lost: not a success
     return code
 
@@ -395,10 +355,10 @@ def _plan_length(args: argparse.Namespace, spec: TaskSpec) -> int | None:
     return len(result.steps) if result.found else None
 
 
-def _report_where(record: RunRecord, stream: Any) -> bool:
+def _report_where(args: argparse.Namespace, record: RunSession, stream: Any) -> bool:
     """Write the report and say where; a report that cannot be written is said too."""
     try:
-        path = record.write()
+        path = record.write(report_path(args, record))
     except CowpError as err:
         print(f"cowp run: {err}", file=sys.stderr, flush=True)
         return False
@@ -406,7 +366,7 @@ def _report_where(record: RunRecord, stream: Any) -> bool:
     return True
 
 
-def _run(args: argparse.Namespace, record: RunRecord) -> int:
+def _run(args: argparse.Namespace, record: RunSession) -> int:
     spec, task = task_from_args(args)  # the task's files are read before a model starts
     check_schedule(schedule_from(args.situation, args.at), task, _plan_length(args, spec))
     if args.dkprompt and not uses_text_model(args):

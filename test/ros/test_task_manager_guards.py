@@ -132,6 +132,7 @@ def test_the_task_manager_and_cowp_run_write_one_schema(
     from_cli = read_report(cli_path)
     from_graph = read_report(manager.execute(FakeGoal("make_coffee")).report_path)
     assert from_cli.outcome == "completed" and from_cli.events_of("plan")
+    assert from_cli.model == "scripted" and from_cli.usage["calls"] == len(model.log) > 0
     assert from_graph.outcome == "aborted" and "make_coffee" in from_graph.explanation
     assert set(from_graph.sections) == {"graph"} and not from_cli.sections
     assert from_graph.sections["graph"]["goal"] == "make_coffee"

@@ -1,9 +1,10 @@
 """The benchmark's world as a robot, for the methods that run on COWP's driver.
 
 COWP and the methods built on its loop (LLM-State, LLM-guided search, DKPROMPT) run a
-trial exactly as `cowp run` and the task manager run a task: through
-`cowp_ros.cowp.driver.drive`, with the episode as the robot. A situation the world
-raises instead of doing a step reaches the loop as an observation; an episode that is
+trial exactly as `cowp run` and the task manager run a task: on a run session's drive
+(`cowp_ros.cowp.session`, over `cowp_ros.cowp.driver.drive`), with the episode as the
+robot (a trial's record is the episode's: the session writes no report). A situation
+the world raises instead of doing a step reaches the loop as an observation; an episode that is
 over (goal reached, out of attempts) stops the run at once.
 """
 
@@ -11,8 +12,9 @@ from __future__ import annotations
 
 from cowp_ros.bench.simulator import Episode
 from cowp_ros.cowp.cancel import CancelToken
-from cowp_ros.cowp.driver import DriveEnd, DriveResult, RetryPolicy, drive
+from cowp_ros.cowp.driver import DriveEnd, DriveResult, RetryPolicy
 from cowp_ros.cowp.ports import StepOutcome, TaskLoop
+from cowp_ros.cowp.session import RunSession
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.planning import PlanStep
 
@@ -41,7 +43,8 @@ class EpisodeRobot:
 def run_on_episode(loop: TaskLoop, episode: Episode) -> DriveResult:
     """Drive `loop` through the episode; a run that ends before the world does gives up
     with the loop's reason."""
-    result = drive(loop, EpisodeRobot(episode), retries=TRIAL_RETRIES)
+    session = RunSession(loop.report.task, retries=TRIAL_RETRIES)
+    result = session.drive_loop(loop, EpisodeRobot(episode))
     if episode.finished:
         return result
     if result.end is DriveEnd.NO_SOLUTION:

@@ -1,0 +1,76 @@
+"""The robot as the ROS graph offers it, for the task manager's runs (a `Robot` port).
+
+A step is done by the executor node's `ExecuteSkill` action; what the robot noticed is
+what arrived on `/cowp/situations` meanwhile, waiting in the task manager's bounded,
+deduplicated inbox. A step on an object the world does not have is refused before
+the robot is sent for it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from cowp_interfaces.action import ExecuteSkill
+from cowp_ros.cowp.cancel import CancelToken
+from cowp_ros.cowp.ports import StepOutcome
+from cowp_ros.cowp.situation import Situation
+from cowp_ros.errors import CowpError
+from cowp_ros.planning import PlanStep
+from cowp_ros.ros.clients.phase_clock import PhaseClock
+from cowp_ros.ros.conversions import step_to_msg
+from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
+from cowp_ros.ros.waiting import run_action
+from cowp_ros.tasks.presence import Presence
+
+if TYPE_CHECKING:
+    from cowp_ros.ros.nodes.task_manager import TaskManager
+
+EXECUTOR_WAIT_S = 10.0
+"""How long a run waits for the executor's action server to appear."""
+
+
+class GraphRobot:
+    """The robot as the graph offers it: the executor node's `ExecuteSkill` action, and
+    the situations waiting in the task manager's inbox (a `Robot` port)."""
+
+    def __init__(self, node: TaskManager, clock: PhaseClock, presence: Presence) -> None:
+        self.node = node
+        self.clock = clock
+        self.presence = presence
+
+    def perceive(self, next_step: PlanStep) -> list[Situation]:
+        arrivals = self.node.inbox.take()
+        for arrival in arrivals:
+            self.clock.add("perceive", max(0.0, arrival.at - self.node.step_started_at))
+        return [a.situation for a in arrivals]
+
+    def execute(self, step: PlanStep, description: str, cancel: CancelToken) -> StepOutcome:
+        refusal = self.presence.refusal(step)  # never send the robot for what is not there
+        if refusal is not None:
+            return StepOutcome(False, reason=refusal)
+        client = self.node.skill_client
+        if not client.wait_for_server(timeout_sec=EXECUTOR_WAIT_S):
+            raise CowpError(
+                f"the executor is not serving {EXECUTE_SKILL_ACTION}",
+                hint="is the executor node running?",
+            )
+        self.node.step_started_at = started = time.monotonic()
+        outcome, result = run_action(
+            client,
+            ExecuteSkill.Goal(step=step_to_msg(step)),  # the executor announces it
+            server=EXECUTE_SKILL_ACTION,
+            kind="skill",
+            cancel=cancel,
+            server_s=EXECUTOR_WAIT_S,
+            motion_s=self.node.params["step_timeout_s"],
+            watch_server=True,
+        )
+        if not outcome.ok and not client.server_is_ready():
+            raise CowpError(f"the executor went away while doing {step} (its node died?)")
+        self.clock.add("execute", time.monotonic() - started)
+        if result is not None and outcome.ok:
+            return StepOutcome(bool(result.success), reason=result.message)
+        if result is not None and result.message:
+            return StepOutcome(False, reason=result.message)
+        return StepOutcome(False, reason=outcome.message)

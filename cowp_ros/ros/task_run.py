@@ -1,0 +1,251 @@
+"""One RunTask goal of the task manager: a run session over the graph's ports.
+
+The loop is the core's `OpenWorldPlanner`, built for the goal's task with the graph's
+ports: the planner and the reasoning are the `planner` and `commonsense` nodes'
+services (`cowp_ros.ros.clients`), and the robot is `GraphRobot`. The run itself (drive,
+end, report) is the ROS-free `RunSession` that `cowp run` uses too; what is the graph's
+own is told here: the feedback a person reads (phase, current plan, step index,
+event), the executed steps and handled situations of the result, and the report's
+`graph` section with the model that answered the commonsense node and its usage.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rclpy.action.server import ServerGoalHandle
+
+from cowp_interfaces.action import RunTask
+from cowp_interfaces.msg import PlanStep as PlanStepMsg
+from cowp_ros.cowp.cancel import CancelToken
+from cowp_ros.cowp.driver import DriveListener, Outcome, RetryPolicy
+from cowp_ros.cowp.events import FeedbackPhase
+from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner, Reaction
+from cowp_ros.cowp.ports import StepOutcome
+from cowp_ros.cowp.report import Event
+from cowp_ros.cowp.session import RunEnd, RunSession
+from cowp_ros.cowp.situation import Situation
+from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import Usage
+from cowp_ros.methods.registry import LoopParts, Reasoners, get_method
+from cowp_ros.planning import PlanStep
+from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
+from cowp_ros.ros.clients.peer_method import ask_peer_method, mismatch
+from cowp_ros.ros.clients.phase_clock import PhaseClock
+from cowp_ros.ros.clients.planner_client import PlannerClient
+from cowp_ros.ros.clients.world_client import present_task
+from cowp_ros.ros.conversions import step_to_msg, steps_to_msgs
+from cowp_ros.ros.graph_robot import GraphRobot
+from cowp_ros.tasks import TaskSpec, get_task
+from cowp_ros.tasks.phrases import ActionPhrases
+from cowp_ros.tasks.presence import Presence
+
+if TYPE_CHECKING:
+    from cowp_ros.ros.nodes.task_manager import TaskManager
+
+
+PEER_TIMEOUT_S = 10.0
+"""How long a run waits for the commonsense node to say which method it runs."""
+
+
+class TaskRun:
+    """One RunTask goal: the loop, the feedback, the executed steps, the report."""
+
+    def __init__(self, node: TaskManager, goal_handle: ServerGoalHandle) -> None:
+        self.node = node
+        self.goal = goal_handle
+        self.log = node.get_logger()
+        self.cancel = CancelToken()
+        self.finished = threading.Event()
+        self.executed: list[PlanStepMsg] = []
+        self.handled: list[str] = []
+        self.loop: OpenWorldPlanner | None = None
+        self.step_index = -1
+        self.phase = FeedbackPhase.PLANNING
+        self.clock = PhaseClock()
+        self.clients: list[PlannerClient | CommonsenseClient] = []
+        self.presence = Presence(None, "the problem file")
+        self.session = RunSession(
+            goal_handle.request.task,
+            cancel=self.cancel,
+            retries=RetryPolicy(max_retries=node.params["max_step_retries"]),
+            listener=DriveListener(
+                on_situation=self._on_situation, on_step=self._on_step, on_outcome=self._on_outcome
+            ),
+        )
+
+    @property
+    def goal_id(self) -> bytes:
+        return bytes(self.goal.goal_id.uuid)
+
+    # ------------------------------------------------------------------- outcome
+    def result(self) -> RunTask.Result:
+        started = time.monotonic()
+        try:
+            end = self.session.run(self._compose)
+        finally:
+            for client in self.clients:
+                client.close()
+        if self.session.bug:
+            self.log.error(f"internal error:\n{self.session.bug}")
+        if end.outcome is Outcome.CANCELED and not self.goal.is_cancel_requested:
+            # Only a client's cancel makes a goal canceled; anything else aborts it.
+            end = RunEnd(Outcome.ABORTED, f"aborted: {self.cancel.reason}")
+            self.session.ended(end)
+        report_path = self._write_report(time.monotonic() - started)
+        self.feedback(FeedbackPhase.DONE, end.told())
+        result = RunTask.Result(
+            success=end.outcome is Outcome.COMPLETED,
+            outcome=end.outcome.value,
+            executed_steps=self.executed,
+            handled_situations=self.handled,
+            explanation=end.explanation,
+            report_path=str(report_path) if report_path else "",
+        )
+        if end.outcome is Outcome.CANCELED:
+            self.goal.canceled()
+        elif end.outcome is Outcome.COMPLETED:
+            self.goal.succeed()
+        else:
+            self.goal.abort()
+        self.log.info(end.told())
+        self.finished.set()
+        return result
+
+    # ---------------------------------------------------------------------- run
+    def _compose(self) -> tuple[OpenWorldPlanner, GraphRobot]:
+        spec = resolve_task(self.goal.request.task)
+        self.node.inbox.reset()  # situations from before this goal belong to an earlier task
+        loop = self.loop = self._make_loop(spec)
+        loop.report.listeners.append(self._on_report_event)
+        self.feedback(FeedbackPhase.PLANNING, f"planning {spec.name}: {spec.description}")
+        return loop, GraphRobot(self.node, self.clock, self.presence)
+
+    def _make_loop(self, spec: TaskSpec) -> OpenWorldPlanner:
+        task, self.presence = present_task(
+            self.node,
+            spec,
+            world_node=self.node.params["world_node"],
+            configured=self.node.present,
+            timeout_s=self.node.params["planner_timeout_s"],
+            cancel=self.cancel,
+        )
+        self.log.info(f"planning with the objects of {self.presence.source}")
+        phrases = ActionPhrases(spec.phrases)
+        commonsense = CommonsenseClient(
+            self.node,
+            task_name=spec.name,
+            description=spec.description,
+            phrases=phrases,
+            timeout_s=self.node.params["commonsense_timeout_s"],
+            clock=self.clock,
+            cancel=self.cancel,
+        )
+        planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel)
+        self.clients = [commonsense, planner]
+        method = get_method(self.node.params["method"])
+        peer = ask_peer_method(self.node, timeout_s=PEER_TIMEOUT_S, cancel=self.cancel)
+        problem = mismatch(method.name, peer) if peer is not None else None
+        if problem:
+            raise CowpError(problem, hint="`ros2 param get /commonsense method` says its method")
+        # The method's per-model settings follow the model that answers.
+        model_name = peer.model if peer is not None else ""
+        ports = Reasoners(monitor=commonsense, facts=commonsense, acquirer=commonsense)
+        settings = CowpSettings(planner_timeout_s=self.node.params["planner_timeout_s"])
+        return method.loop(
+            LoopParts(
+                task=task,
+                task_name=spec.name,
+                description=spec.description,
+                phrases=phrases,
+                ports=ports,
+                planner=planner,
+                model_name=model_name,
+                settings=settings,
+                cancel=self.cancel,
+            )
+        )
+
+    # ------------------------------------------------------------- the drive's hooks
+    def _on_situation(self, situation: Situation, reaction: object) -> None:
+        self.handled.append(situation.text)
+        if isinstance(reaction, Reaction):
+            self.feedback(FeedbackPhase.MONITORING, reaction.text)
+
+    def _on_step(self, step: PlanStep) -> None:
+        assert self.loop is not None
+        self.step_index = len(self.executed)
+        self.feedback(FeedbackPhase.EXECUTING, f"doing: {self.loop.describe(step)} {step}")
+
+    def _on_outcome(self, step: PlanStep, outcome: StepOutcome) -> None:
+        if outcome.executed:
+            self.executed.append(step_to_msg(step))
+        elif not outcome.situations and not self.cancel.requested:
+            self.feedback(FeedbackPhase.EXECUTING, f"step failed: {step}: {outcome.reason}")
+
+    # ----------------------------------------------------------------- feedback
+    def _on_report_event(self, event: Event) -> None:
+        """The loop's own account (plans, questions, answers, PDDL changes) as feedback.
+
+        Steps and the outcome are told by the run itself, with the robot's view.
+        """
+        if event.kind.told_as_feedback:
+            self.feedback(event.kind.phase or self.phase, event.text)
+
+    def feedback(self, phase: FeedbackPhase, event: str) -> None:
+        self.phase = phase
+        plan = list(self.loop.remaining_steps) if self.loop else []
+        message = RunTask.Feedback(
+            phase=phase.value,
+            plan=steps_to_msgs(plan),
+            step_index=self.step_index,
+            last_event=event,
+        )
+        self.goal.publish_feedback(message)
+        self.log.info(f"[{phase.value}] {event}")
+
+    def _write_report(self, seconds: float) -> Path | None:
+        """The run's report in `cowp run`'s schema (`cowp/run_report.py`), naming the
+        model that answered the commonsense node and what it spent; what only the graph
+        knows is its `graph` section."""
+        commonsense = self._commonsense()
+        usage = Usage()
+        for client in commonsense:
+            usage.add(client.usage)
+        self.session.answered_by(
+            next((c.model_name for c in commonsense if c.model_name), ""), usage
+        )
+        graph = {
+            "goal": self.goal.request.task,
+            "seconds": round(seconds, 3),
+            "executed_steps": [f"({' '.join([s.action, *s.arguments])})" for s in self.executed],
+            "handled_situations": self.handled,
+            "situations_dropped": dict(self.node.inbox.dropped),
+            "timing": self.clock.to_dict(),
+            "requests": {
+                "check_plan": sum(c.calls["check"] for c in commonsense),
+                "acquire_knowledge": sum(c.calls["acquire"] for c in commonsense),
+            },
+        }
+        try:
+            path = self.session.write_new(
+                self.node.report_dir, self.goal_id.hex()[:12], graph=graph
+            )
+        except (CowpError, ValueError) as err:
+            self.log.error(f"could not write the report to {self.node.report_dir}: {err}")
+            return None
+        return path.resolve()
+
+    def _commonsense(self) -> list[CommonsenseClient]:
+        return [c for c in self.clients if isinstance(c, CommonsenseClient)]
+
+
+def resolve_task(text: str) -> TaskSpec:
+    """A task by name, alias, dataset id or description ("serve water")."""
+    words = "_".join(text.strip().lower().replace("-", " ").split())
+    if not words:
+        raise CowpError("the goal names no task", hint="e.g. serve_water")
+    return get_task(words)
