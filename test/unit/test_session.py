@@ -17,16 +17,17 @@ from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper import paper_loop_on
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
 def tiny_loop(tiny: PlanningTask) -> OpenWorldPlanner:
-    return OpenWorldPlanner(
+    return paper_loop_on(
         tiny,
-        model=ScriptedModel(default_yes_no=True),
-        planner=make_planner("pyperplan"),
+        ScriptedModel(default_yes_no=True),
+        make_planner("pyperplan"),
         phrases=ActionPhrases(
             {"find_cup": "find {0}", "hold_cup": "hold {0}", "place_cup": "place {0} on {1}"}
         ),
