@@ -32,17 +32,17 @@ from cowp_ros.bench.annotations import Effect, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
-from cowp_ros.cowp import situation_monitor
-from cowp_ros.cowp.calibration.situations import load_benign_situations
-from cowp_ros.cowp.calibration.thresholds import auc
-from cowp_ros.cowp.grounded import GroundedSettings
-from cowp_ros.cowp.grounding import ground, plan_objects
-from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.situation import Situation
-from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds, uses
 from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import Example, LanguageModel
+from cowp_ros.methods.grounded import situation_monitor
+from cowp_ros.methods.grounded.grounding import ground, plan_objects
+from cowp_ros.methods.grounded.settings import GroundedSettings
+from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, Thresholds, uses
+from cowp_ros.methods.paper.calibration.situations import load_benign_situations
+from cowp_ros.methods.paper.calibration.thresholds import auc
+from cowp_ros.methods.paper.prompts import sentence
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task, split_tasks

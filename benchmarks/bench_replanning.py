@@ -29,10 +29,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper import paper_loop
+from cowp_ros.methods.paper.method import paper_loop
+from cowp_ros.methods.paper.prompts import sentence
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, PlanResult, make_planner
 from cowp_ros.planning.fast_downward import is_available

@@ -31,14 +31,13 @@ from pathlib import Path
 
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
-from cowp_ros.cowp.acquirer import (
+from cowp_ros.cowp.roles import candidate_types, role_actions
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.paper.acquirer import (
     ROLE_THRESHOLD,
     KnowledgeAcquirer,
-    candidate_types,
-    role_actions,
 )
-from cowp_ros.cowp.calibration.thresholds import auc, curve, operating_point
-from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.paper.calibration.thresholds import auc, curve, operating_point
 from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 

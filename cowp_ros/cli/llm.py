@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from cowp_ros.cli._arguments import positive_seconds
-from cowp_ros.cowp import prompts
 from cowp_ros.errors import CowpError
 from cowp_ros.llm import evaluation as llm_eval
 from cowp_ros.llm.endpoint import open_model
@@ -35,6 +34,7 @@ from cowp_ros.llm.model_store import (
     verify_resolved,
 )
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.methods.paper import prompts
 
 PROVENANCE = (
     "The default weights are Qwen2.5-Coder-1.5B-Instruct (Apache-2.0 upstream), "

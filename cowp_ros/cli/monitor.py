@@ -6,10 +6,10 @@
     cowp monitor benign --split test --out F.yaml  the benign set, e.g. for cowp bench
 
 Blocking situations are the public COWP dataset's (--dataset-dir); benign ones are the
-project's own (cowp_ros/cowp/calibration/data/benign_situations.yaml). Each variant's threshold
-is always chosen on the dev split (its answers come from the answer cache after the
-first run), then applied to the split asked for, so test figures never see a test
-answer during tuning. A PNG per model with every variant's ROC and precision/recall
+project's own (cowp_ros/methods/paper/calibration/data/benign_situations.yaml). Each
+variant's threshold is always chosen on the dev split (its answers come from the answer
+cache after the first run), then applied to the split asked for, so test figures never
+see a test answer during tuning. A PNG per model with every variant's ROC and precision/recall
 curves goes to --plot-dir.
 """
 
@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
-from cowp_ros.cowp.calibration.config import (
+from cowp_ros.errors import CowpError
+from cowp_ros.llm.evaluation import DATASET_ENV, default_dataset_dir
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.paper.calibration.config import (
     MonitorCalibration,
     calibration_for,
     default_config_path,
@@ -35,32 +38,29 @@ from cowp_ros.cowp.calibration.config import (
     tuned_on_record,
     write_calibration,
 )
-from cowp_ros.cowp.calibration.evaluation import (
+from cowp_ros.methods.paper.calibration.evaluation import (
     ScoredItem,
     build_example_pool,
     score_items,
     scores_and_labels,
     summarise,
 )
-from cowp_ros.cowp.calibration.plot import plot_curves
-from cowp_ros.cowp.calibration.scoring import VARIANTS, get_variant
-from cowp_ros.cowp.calibration.situations import (
+from cowp_ros.methods.paper.calibration.plot import plot_curves
+from cowp_ros.methods.paper.calibration.scoring import VARIANTS, get_variant
+from cowp_ros.methods.paper.calibration.situations import (
     SPLIT_BY,
     CalibrationItem,
     assign_splits,
     load_benign_situations,
     load_items,
 )
-from cowp_ros.cowp.calibration.thresholds import (
+from cowp_ros.methods.paper.calibration.thresholds import (
     GOAL_FALSE_ALARM,
     GOAL_RECALL,
     OperatingPoint,
     choose_threshold,
     operating_point,
 )
-from cowp_ros.errors import CowpError
-from cowp_ros.llm.evaluation import DATASET_ENV, default_dataset_dir
-from cowp_ros.llm.language_model import LanguageModel
 
 
 def _say(message: str) -> None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cowp_ros.cowp.acquirer import CandidateAssessment, candidate_types
+from cowp_ros.cowp.answers import CandidateAssessment, SituationFact
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.cowp.loop_events import RoleAsked
 from cowp_ros.cowp.ports import Acquirer
-from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.repairs import Tell
+from cowp_ros.cowp.roles import candidate_types
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 

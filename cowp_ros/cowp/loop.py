@@ -33,8 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cowp_ros.cowp import narration
-from cowp_ros.cowp.acquirer import role_actions
 from cowp_ros.cowp.acquisition import assess_candidates, role_of
+from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.checking import first_blocked_step, understand
 from cowp_ros.cowp.loop_events import (
@@ -59,9 +59,9 @@ from cowp_ros.cowp.loop_events import (
 from cowp_ros.cowp.loop_state import KnownSituation, LearnedRole, Reaction, RunState
 from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, Phase
-from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.repairs import add_stand_in, block_step
 from cowp_ros.cowp.report import CowpReport
+from cowp_ros.cowp.roles import role_actions
 from cowp_ros.cowp.run_report import usage_summary
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError

@@ -11,9 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from cowp_ros.cowp.acquirer import RoleQuestion, Selection
-from cowp_ros.cowp.monitor import MonitorVerdict
-from cowp_ros.cowp.predicates import SituationFact
+from cowp_ros.cowp.answers import MonitorVerdict, RoleQuestion, Selection, SituationFact
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.pddl import Atom, Literal
 from cowp_ros.planning import PlanResult, PlanStep

@@ -9,8 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from cowp_ros.cowp.monitor import PlanCheck
-from cowp_ros.cowp.predicates import SituationFact
+from cowp_ros.cowp.answers import PlanCheck, SituationFact
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.planning import PlanStep
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from cowp_ros.cowp.answers import MonitorVerdict
 from cowp_ros.cowp.events import EventKind
 from cowp_ros.cowp.loop_events import (
     Asked,
@@ -42,10 +43,9 @@ from cowp_ros.cowp.loop_events import (
     Why,
 )
 from cowp_ros.cowp.loop_state import RunState
-from cowp_ros.cowp.monitor import MonitorVerdict
 from cowp_ros.cowp.ports import Phase
-from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.report import CowpReport, Event
+from cowp_ros.cowp.wording import sentence
 from cowp_ros.planning import PlanStatus, PlanStep
 from cowp_ros.tasks.phrases import noun
 

@@ -23,9 +23,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.loop_state import KnownSituation, LearnedRole
-from cowp_ros.cowp.predicates import SituationFact, mentioned_kind
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.cowp.wording import mentioned_kind
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks.phrases import object_type

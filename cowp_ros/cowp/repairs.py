@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.loop_events import (
     ConstantMade,
     FactAdded,
@@ -21,7 +22,6 @@ from cowp_ros.cowp.loop_events import (
     PreconditionAdded,
     VariantAdded,
 )
-from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.pddl import Atom, Literal, PlanningTask, edits
 from cowp_ros.planning import PlanStep
 

@@ -14,9 +14,9 @@ from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.cowp.driver import drive
 from cowp_ros.cowp.events import EventKind
 from cowp_ros.cowp.ports import StepOutcome, TaskLoop
-from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.report import CowpReport
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.cowp.wording import sentence
 from cowp_ros.pddl import edits
 from cowp_ros.planning import PlanStep
 

@@ -21,7 +21,7 @@ method added here runs everywhere:
 
 `COWP_METHODS` names extra modules (comma-separated) imported on first use; each
 registers its entries when imported. The built-in entries are `cowp` (the paper's
-method, `methods/paper.py`) and `grounded` (the project's own, `methods/grounded.py`).
+method, `methods/paper/`) and `grounded` (the project's own, `methods/grounded/`).
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from cowp_ros.cowp.calibration.config import MonitorCalibration
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, TaskLoop
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.paper.calibration.config import MonitorCalibration
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.tasks import TaskSpec
@@ -49,7 +49,7 @@ METHODS_ENV = "COWP_METHODS"
 
 DEFAULT_METHOD = "grounded"
 
-_BUILT_IN = ("cowp_ros.methods.paper", "cowp_ros.methods.grounded")
+_BUILT_IN = ("cowp_ros.methods.paper.method", "cowp_ros.methods.grounded.method")
 
 
 @dataclass(frozen=True)

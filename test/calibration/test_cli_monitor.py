@@ -12,9 +12,9 @@ import yaml
 
 from cowp_ros.cli import main
 from cowp_ros.cli import monitor as monitor_cli
-from cowp_ros.cowp.calibration.config import load_calibrations
-from cowp_ros.cowp.calibration.situations import load_benign_situations
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper.calibration.config import load_calibrations
+from cowp_ros.methods.paper.calibration.situations import load_benign_situations
 
 
 @pytest.fixture

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from cowp_ros.cowp.calibration.config import (
+from cowp_ros.errors import CowpError
+from cowp_ros.methods.paper.calibration.config import (
     MonitorCalibration,
     calibration_for,
     load_calibrations,
     write_calibration,
 )
-from cowp_ros.cowp.calibration.scoring import TaskExample, get_variant
-from cowp_ros.errors import CowpError
+from cowp_ros.methods.paper.calibration.scoring import TaskExample, get_variant
 
 
 def test_write_then_read_keeps_other_models(tmp_path: Path) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cowp_ros.cowp.calibration.config import MonitorCalibration, write_calibration
-from cowp_ros.cowp.calibration.scoring import TaskExample, get_variant
-from cowp_ros.cowp.monitor import PlanMonitor
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper.calibration.config import MonitorCalibration, write_calibration
+from cowp_ros.methods.paper.calibration.scoring import TaskExample, get_variant
+from cowp_ros.methods.paper.monitor import PlanMonitor
 from cowp_ros.planning.result import PlanStep
 from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from cowp_ros.cowp.calibration.config import MonitorCalibration
-from cowp_ros.cowp.calibration.scoring import get_variant
-from cowp_ros.cowp.monitor import PlanMonitor
 from cowp_ros.llm.client import OpenAICompatibleModel
 from cowp_ros.llm.model_store import SMOLLM2_135M, ResolvedModel
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.methods.paper.calibration.config import MonitorCalibration
+from cowp_ros.methods.paper.calibration.scoring import get_variant
+from cowp_ros.methods.paper.monitor import PlanMonitor
 from cowp_ros.planning.result import PlanStep
 from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cowp_ros.cowp.calibration.situations import (
+from cowp_ros.errors import CowpError
+from cowp_ros.methods.paper.calibration.situations import (
     BENIGN_KINDS,
     assign_splits,
     ground_step,
@@ -16,7 +17,6 @@ from cowp_ros.cowp.calibration.situations import (
     parse_dataset,
     select_split,
 )
-from cowp_ros.errors import CowpError
 from cowp_ros.tasks import get_task, split_tasks
 
 TASKS = {"fill_cup", "clean_area", "set_table", "plate_to_sink", "pour_coke", "eat_burger"}

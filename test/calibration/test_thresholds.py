@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from cowp_ros.cowp.calibration.thresholds import (
+from cowp_ros.errors import CowpError
+from cowp_ros.methods.paper.calibration.thresholds import (
     auc,
     candidate_thresholds,
     choose_threshold,
     operating_point,
 )
-from cowp_ros.errors import CowpError
 
 
 def test_separable_scores_get_a_threshold_between_the_classes() -> None:

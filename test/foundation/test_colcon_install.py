@@ -90,7 +90,7 @@ def source_data_files() -> list[Path]:
 def test_every_data_file_of_the_package_is_installed(install: Path) -> None:
     files = source_data_files()
     assert Path("llm/data/checkset.yaml") in files
-    assert Path("cowp/calibration/data/benign_situations.yaml") in files
+    assert Path("methods/paper/calibration/data/benign_situations.yaml") in files
     missing = [str(f) for f in files if not (install / SITE / PACKAGE / f).is_file()]
     assert missing == []
 

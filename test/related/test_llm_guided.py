@@ -15,7 +15,7 @@ from cowp_ros.methods.llm_guided import (
     parse_proposals,
     verify_plan,
 )
-from cowp_ros.methods.paper import paper_loop
+from cowp_ros.methods.paper.method import paper_loop
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.planning import PlanStatus, PlanStep, make_planner
 from cowp_ros.tasks import get_task

@@ -12,7 +12,7 @@ from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.llm_state.belief import Belief, BeliefPredicates, LLMStateTracker
 from cowp_ros.methods.llm_state.calls import MAX_CALLS, ToolCall, parse_tool_calls
 from cowp_ros.methods.llm_state.loop import BeliefLoop
-from cowp_ros.methods.paper import paper_loop
+from cowp_ros.methods.paper.method import paper_loop
 from cowp_ros.pddl import edits
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task

@@ -8,7 +8,7 @@ import pytest
 
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.grounded import grounded_loop
+from cowp_ros.methods.grounded.method import grounded_loop
 from cowp_ros.planning import make_planner
 from cowp_ros.resources import share_path
 from cowp_ros.sim.scenario import available_scenarios, load_scenario

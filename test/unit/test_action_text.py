@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cowp_ros.cowp.prompts import (
+from cowp_ros.errors import CowpError
+from cowp_ros.methods.paper.prompts import (
     acquirer_question,
     monitor_question,
     selection_question,
 )
-from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases, noun

@@ -10,7 +10,7 @@ from cowp_ros.cowp.loop import OpenWorldPlanner, Phase, Reaction
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper import paper_loop, paper_loop_on
+from cowp_ros.methods.paper.method import paper_loop, paper_loop_on
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks import TaskSpec, get_task

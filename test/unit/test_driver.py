@@ -13,7 +13,7 @@ from cowp_ros.cowp.ports import StepOutcome
 from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation, run_scheduled
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper import paper_loop_on
+from cowp_ros.methods.paper.method import paper_loop_on
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks.phrases import ActionPhrases

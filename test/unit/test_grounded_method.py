@@ -9,16 +9,16 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from cowp_ros.cowp.acquirer import KnowledgeAcquirer
-from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
-from cowp_ros.cowp.grounded import GroundedSettings
-from cowp_ros.cowp.grounding import GroundedFacts, fact_of, ground
 from cowp_ros.cowp.loop import Phase
 from cowp_ros.cowp.situation import Situation
-from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds, is_release
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.grounded import grounded_loop
+from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
+from cowp_ros.methods.grounded.grounding import GroundedFacts, fact_of, ground
+from cowp_ros.methods.grounded.method import grounded_loop
+from cowp_ros.methods.grounded.settings import GroundedSettings
+from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, Thresholds, is_release
+from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.planning.tidy import TidyPlanner, replay, tidy

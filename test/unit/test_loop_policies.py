@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cowp_ros.cowp.acquirer import KnowledgeAcquirer
 from cowp_ros.cowp.loop import OpenWorldPlanner, Reaction
 from cowp_ros.cowp.loop_state import KnownSituation
-from cowp_ros.cowp.monitor import PlanMonitor
 from cowp_ros.cowp.policies import GROUNDED_POLICIES, PAPER_POLICIES, LoopPolicies
-from cowp_ros.cowp.predicates import PredicateGenerator
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
+from cowp_ros.methods.paper.monitor import PlanMonitor
+from cowp_ros.methods.paper.predicates import PredicateGenerator
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks import TaskSpec

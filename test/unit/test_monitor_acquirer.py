@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from cowp_ros.cowp.acquirer import (
+from cowp_ros.cowp.roles import candidate_types, role_actions
+from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper.acquirer import (
     ROLE_ACTION,
     CandidateAssessment,
     KnowledgeAcquirer,
-    candidate_types,
-    role_actions,
 )
-from cowp_ros.cowp.monitor import PlanMonitor
-from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper.monitor import PlanMonitor
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks.phrases import ActionPhrases

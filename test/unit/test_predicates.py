@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cowp_ros.cowp.predicates import PredicateGenerator, parse_model_predicate
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.paper.predicates import PredicateGenerator, parse_model_predicate
 from cowp_ros.pddl import Atom, PlanningTask, UnsafeIdentifierError, check_identifier, edits
 from cowp_ros.tasks import get_task
 
@@ -138,7 +138,7 @@ def test_identifier_grammar_accepts_plain_names() -> None:
     ],
 )
 def test_a_cut_predicate_name_ends_on_a_whole_phrase(situation: str, name: str) -> None:
-    from cowp_ros.cowp.predicates import slug, words_of
+    from cowp_ros.methods.paper.predicates import slug, words_of
 
     words = words_of(situation)[2:]  # less "the <object>"
     assert slug(words) == name

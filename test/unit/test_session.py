@@ -17,7 +17,7 @@ from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper import paper_loop_on
+from cowp_ros.methods.paper.method import paper_loop_on
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks.phrases import ActionPhrases

@@ -8,10 +8,10 @@ import pytest
 
 from cowp_ros.cowp.events import EventKind, FeedbackPhase
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
-from cowp_ros.cowp.predicates import PredicateGenerator
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper import paper_loop_on
+from cowp_ros.methods.paper.method import paper_loop_on
+from cowp_ros.methods.paper.predicates import PredicateGenerator
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import make_planner
 from cowp_ros.safe_text import MAX_SITUATION_CHARS

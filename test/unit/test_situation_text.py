@@ -16,7 +16,7 @@ from cowp_ros.cli import main
 from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper import paper_loop
+from cowp_ros.methods.paper.method import paper_loop
 from cowp_ros.safe_text import MAX_SITUATION_CHARS, situation_text
 from cowp_ros.tasks import get_task
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._common import BelievedState
 from cowp_ros.bench.view import Episode
-from cowp_ros.cowp.acquirer import role_actions
+from cowp_ros.cowp.roles import role_actions
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep

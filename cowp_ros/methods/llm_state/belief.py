@@ -22,10 +22,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from cowp_ros.cowp.predicates import PredicateGenerator, SituationFact
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.methods.llm_state.calls import RejectedCall, ToolCall, parse_tool_calls
+from cowp_ros.methods.paper.predicates import PredicateGenerator, SituationFact
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.result import PlanStep
 from cowp_ros.tasks.phrases import noun

@@ -25,13 +25,13 @@ from rclpy.client import Client
 from rclpy.node import Node
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
-from cowp_ros.cowp.acquirer import CandidateAssessment, Selection
 from cowp_ros.cowp.cancel import NEVER, CancelToken
-from cowp_ros.cowp.monitor import MonitorVerdict, PlanCheck
-from cowp_ros.cowp.predicates import SituationFact
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
+from cowp_ros.methods.paper.acquirer import CandidateAssessment, Selection
+from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
+from cowp_ros.methods.paper.predicates import SituationFact
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.phase_clock import PhaseClock

@@ -30,14 +30,14 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
-from cowp_ros.cowp.acquirer import CandidateAssessment
-from cowp_ros.cowp.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.cowp.monitor import PlanCheck
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.methods.paper.acquirer import CandidateAssessment
+from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
+from cowp_ros.methods.paper.monitor import PlanCheck
 from cowp_ros.methods.registry import ReasonerContext, Reasoners, get_method
 from cowp_ros.ros.clients.peer_method import METHOD_PARAMETER, MODEL_PARAMETER, method_param
 from cowp_ros.ros.conversions import (

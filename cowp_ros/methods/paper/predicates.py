@@ -14,11 +14,11 @@ blocks the failing action for every argument.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.cowp.wording import find_mention, words_of
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.identifiers import (
@@ -49,11 +49,6 @@ PREDICATE_EXAMPLES = (
 )
 
 
-def words_of(text: str) -> list[str]:
-    """Lower-case words of letters and digits; everything else separates words."""
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
 def slug(words: Sequence[str]) -> str:
     """Words -> a predicate name within the identifier grammar (possibly empty)."""
     every = [w for w in words if w not in ARTICLES]
@@ -70,34 +65,6 @@ def slug(words: Sequence[str]) -> str:
     if name in RESERVED_WORDS:
         name = f"is_{name}"
     return name
-
-
-def _find_mention(words: list[str], task: PlanningTask) -> tuple[int, int, str] | None:
-    """(start, length, object or type) of the first known object or type in `words`.
-
-    Longer names win at the same position ("coffee mug" before "mug"); an exact object
-    name ("cup 2" or "cup_2") wins over its type.
-    """
-    names: list[tuple[list[str], str]] = []
-    for obj in task.objects:
-        names.append((obj.split("_"), obj))
-    for type_name in task.types:
-        names.append((type_name.split("_"), type_name))
-    names.sort(key=lambda entry: -len(entry[0]))
-    for start in range(len(words)):
-        for parts, name in names:
-            if words[start : start + len(parts)] == parts:
-                return start, len(parts), name
-    return None
-
-
-def mentioned_kind(situation: str, task: PlanningTask) -> str | None:
-    """The type of the first object or type a sentence names ("the cup is dirty": cup)."""
-    mention = _find_mention(words_of(situation), task)
-    if mention is None:
-        return None
-    name = mention[2]
-    return task.objects.get(name, name)
 
 
 def resolve_object(mention: str, task: PlanningTask, focus: Sequence[str]) -> str | None:
@@ -179,7 +146,7 @@ class PredicateGenerator:
         seen = Situation.of(situation)
         text = seen.text
         words = words_of(text)
-        mention = _find_mention(words, task)
+        mention = find_mention(words, task)
         ruled: SituationFact | None = None
         if mention is not None:
             start, length, name = mention

@@ -14,13 +14,13 @@
 
 from __future__ import annotations
 
-from cowp_ros.cowp.acquirer import KnowledgeAcquirer
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
-from cowp_ros.cowp.monitor import PlanMonitor
 from cowp_ros.cowp.policies import PAPER_POLICIES
-from cowp_ros.cowp.predicates import PredicateGenerator
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
+from cowp_ros.methods.paper.monitor import PlanMonitor
+from cowp_ros.methods.paper.predicates import PredicateGenerator
 from cowp_ros.methods.registry import (
     LoopParts,
     MethodEntry,

@@ -8,7 +8,7 @@ uncalibrated yes/no answer for a model without one (there is nothing to calibrat
 
     models:
       <model name>:
-        variant: plain-contrast       # cowp_ros.cowp.calibration.scoring.VARIANTS
+        variant: plain-contrast       # cowp_ros.methods.paper.calibration.scoring.VARIANTS
         threshold: 0.83               # blocked when the score >= threshold
         examples: [...]               # cross-task variants only: the few-shot pool
         tuned_on: {...}               # dev figures, for the reader
@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from cowp_ros.cowp.calibration.scoring import TaskExample, Variant, get_variant
 from cowp_ros.errors import CowpError
+from cowp_ros.methods.paper.calibration.scoring import TaskExample, Variant, get_variant
 from cowp_ros.resources import share_path
 
 CONFIG_ENV = "COWP_MONITOR_CALIBRATION"

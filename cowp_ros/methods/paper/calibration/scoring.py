@@ -26,7 +26,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from cowp_ros.cowp.prompts import (
+from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
+from cowp_ros.methods.paper.prompts import (
     MONITOR_EXAMPLES,
     MONITOR_SYSTEM,
     NORMAL_STATE,
@@ -34,8 +36,6 @@ from cowp_ros.cowp.prompts import (
     monitor_question,
     prevents_question,
 )
-from cowp_ros.errors import CowpError
-from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
 
 P_FLOOR = 1e-4
 """P(yes) is clipped to [P_FLOOR, 1 - P_FLOOR] before the logit: a model that is "sure"

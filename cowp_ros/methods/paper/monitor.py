@@ -6,7 +6,7 @@ without evidence would send the robot replanning on noise; the verdict is marked
 `unclear` in the report either way.
 
 Calibrated decisions: with an entry for its model in
-`config/monitor_calibration.yaml` (see `cowp_ros.cowp.calibration`), the monitor
+`config/monitor_calibration.yaml` (see `cowp_ros.methods.paper.calibration`), the monitor
 no longer takes the model's yes/no at face value. It scores the step with the entry's
 variant (P(yes) from first-token log-probabilities, possibly contrasted with the same
 step in the normal state, possibly the inverted question or cross-task examples) and
@@ -21,10 +21,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 from cowp_ros.cowp.answers import MonitorVerdict, PlanCheck
-from cowp_ros.cowp.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.cowp.prompts import MONITOR_EXAMPLES, MONITOR_SYSTEM, monitor_question
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
+from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
+from cowp_ros.methods.paper.prompts import MONITOR_EXAMPLES, MONITOR_SYSTEM, monitor_question
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.result import PlanStep
 from cowp_ros.tasks.phrases import ActionPhrases

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from cowp_ros.cowp.predicates import ARTICLES, SituationFact, slug, words_of
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.methods.paper.predicates import ARTICLES, SituationFact, slug, words_of
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks.phrases import object_type

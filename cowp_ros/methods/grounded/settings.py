@@ -1,6 +1,6 @@
 """The grounded method's settings: its thresholds per model, and the shared embedder.
 
-The method itself (what sits at the loop's ports) is `cowp_ros.methods.grounded`; its
+The method itself (what sits at the loop's ports) is `cowp_ros.methods.grounded.method`; its
 thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
 (`GroundedSettings.for_model`); `docs/grounded.md` says how it decides.
 """

@@ -12,16 +12,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from cowp_ros.cowp.calibration.scoring import (
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.paper.calibration.scoring import (
     Scored,
     TaskExample,
     Variant,
     ask_with,
 )
-from cowp_ros.cowp.calibration.situations import CalibrationItem, ground_step
-from cowp_ros.cowp.calibration.thresholds import OperatingPoint, auc, operating_point
-from cowp_ros.cowp.prompts import monitor_question
-from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.paper.calibration.situations import CalibrationItem, ground_step
+from cowp_ros.methods.paper.calibration.thresholds import OperatingPoint, auc, operating_point
+from cowp_ros.methods.paper.prompts import monitor_question
 from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cowp_ros.cowp.wording import sentence
 from cowp_ros.llm.language_model import Example
 
 MONITOR_SYSTEM: str | None = None
@@ -45,12 +46,6 @@ and 2: on the probe questions they separated blocking from harmless situations b
 than monitor-only examples, which made the small model say "yes" to a dirty cup."""
 MONITOR_EXAMPLES = COMMONSENSE_EXAMPLES
 ACQUIRER_EXAMPLES = COMMONSENSE_EXAMPLES
-
-
-def sentence(situation: str) -> str:
-    """A situation as a clause: no trailing full stop, first letter lower-case."""
-    text = " ".join(situation.strip().split()).rstrip(".!?")
-    return text[:1].lower() + text[1:]
 
 
 def monitor_question(step_text: str, situation: str) -> str:

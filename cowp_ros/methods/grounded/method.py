@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 
-from cowp_ros.cowp.acquirer import KnowledgeAcquirer
 from cowp_ros.cowp.cancel import NEVER, CancelToken
-from cowp_ros.cowp.frugal_acquirer import FrugalAcquirer
-from cowp_ros.cowp.grounded import GroundedSettings, shared_embedder
-from cowp_ros.cowp.grounding import GroundedFacts
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.policies import GROUNDED_POLICIES
-from cowp_ros.cowp.situation_monitor import GroundedMonitor, Thresholds
 from cowp_ros.llm.embeddings import Embedder
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
+from cowp_ros.methods.grounded.grounding import GroundedFacts
+from cowp_ros.methods.grounded.settings import GroundedSettings, shared_embedder
+from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, Thresholds
+from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.methods.registry import (
     LoopParts,
     MethodEntry,

@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cowp_ros.cowp.calibration.scoring import logit
-from cowp_ros.cowp.grounding import Grounding, fact_of, ground, plan_objects
-from cowp_ros.cowp.monitor import MonitorVerdict, PlanCheck
-from cowp_ros.cowp.prompts import sentence
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
+from cowp_ros.methods.grounded.grounding import Grounding, fact_of, ground, plan_objects
+from cowp_ros.methods.paper.calibration.scoring import logit
+from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
+from cowp_ros.methods.paper.prompts import sentence
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.formulas import literals_of
 from cowp_ros.pddl.model import atom_of

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cowp_ros.cowp.calibration.thresholds import (
+from cowp_ros.methods.paper.calibration.thresholds import (
     GOAL_FALSE_ALARM,
     GOAL_RECALL,
     OperatingPoint,

@@ -90,7 +90,7 @@ def select_split(
 
 def _benign_text(path: Path | None) -> tuple[str, str]:
     if path is None:
-        source = resources.files("cowp_ros.cowp.calibration").joinpath(BENIGN_FILE)
+        source = resources.files("cowp_ros.methods.paper.calibration").joinpath(BENIGN_FILE)
         return source.read_text(), f"the packaged {BENIGN_FILE}"
     try:
         return path.read_text(), str(path)

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cowp_ros.cowp.acquirer import CandidateAssessment, Selection
 from cowp_ros.cowp.ports import Acquirer
 from cowp_ros.llm.embeddings import Embedder
+from cowp_ros.methods.paper.acquirer import CandidateAssessment, Selection
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.tasks.phrases import noun
 
