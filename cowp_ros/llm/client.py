@@ -117,6 +117,34 @@ def match_option(text: str, options: Sequence[str]) -> int | None:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """Sampled answers instead of greedy ones: `temperature` > 0 and the server's `seed`.
+
+    Used by `cowp bench --temperature`, so that repeated trials are samples of the
+    model's answers rather than one answer read again; the seed makes each sample
+    reproducible on a server that honours it (llama.cpp and OpenAI do). The answer cache
+    keys a sampled answer with its temperature and seed, never serving it for a greedy
+    question or another seed's. A yes/no verdict is then the token the server drew;
+    the log-probabilities a method scores with (P(yes), SayCan's skill scores) are the
+    model's distribution and do not change with sampling, so such a method's figures do
+    not vary between samples.
+    """
+
+    temperature: float
+    seed: int
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.temperature) and 0.0 < self.temperature <= 2.0):
+            raise CowpError(
+                f"a sampling temperature must be in (0, 2], not {self.temperature}",
+                hint="greedy answers need no sampling: leave the temperature out",
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "seed": self.seed}
+
+
+@dataclass(frozen=True)
 class RankedOption:
     """One candidate with the model's confidence that it suits the task."""
 
@@ -168,6 +196,12 @@ class OpenAICompatibleModel:
                 self.cache = None
         else:
             self.cache = None
+        self.sampling: Sampling | None = None
+        """Sampled answers (see `Sampling`); None: greedy, temperature 0 (the default)."""
+
+    def set_sampling(self, sampling: Sampling | None) -> None:
+        """Sample the answers from now on (None: greedy again)."""
+        self.sampling = sampling
 
     # --- the LanguageModel protocol ------------------------------------------------
 
@@ -201,6 +235,10 @@ class OpenAICompatibleModel:
         text = reply.text
         probability = p_yes(reply.top)
         answer: bool | None = (probability >= 0.5) if probability is not None else None
+        if self.sampling is not None:
+            # A sampled answer is the token the server drew, not the likelier one; P(yes)
+            # stays the model's probability (a caller that thresholds it is not sampled).
+            answer = parse_yes_no(text)
         if answer is None:
             answer = parse_yes_no(text)
         if answer is None:  # first token was e.g. "The": let it say a few words
@@ -240,7 +278,8 @@ class OpenAICompatibleModel:
         examples: Sequence[Example] = (),
         max_tokens: int = 64,
     ) -> str:
-        """Free text, greedy decoding (temperature 0) so the cache stays truthful."""
+        """Free text, greedy decoding (temperature 0) so the cache stays truthful, unless
+        `sampling` asks for samples (then cached under their temperature and seed)."""
         messages = self._messages(prompt, system, examples)
         key = {"messages": messages, "max_tokens": max_tokens}
         text_hit = self._cached_text("complete", key, max_tokens)
@@ -265,7 +304,7 @@ class OpenAICompatibleModel:
             "model": self.name,
             "prompt": prompt,
             "max_tokens": max_tokens,
-            "temperature": 0.0,
+            **self._decoding(),
         }
         if stop:
             payload["stop"] = list(stop)
@@ -290,7 +329,7 @@ class OpenAICompatibleModel:
             "model": self.name,
             "prompt": prompt,
             "max_tokens": 1,
-            "temperature": 0.0,
+            **self._decoding(),
             "logprobs": top,
         }
         reply = self._post("/completions", payload, parse_next_tokens_reply)
@@ -364,11 +403,24 @@ class OpenAICompatibleModel:
         messages.append({"role": "user", "content": _utf8(question)})
         return messages
 
+    def _keyed(self, key: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A cache key with the sampling settings in it when answers are sampled (a
+        greedy key is unchanged, so the answers cached before stay valid)."""
+        if self.sampling is None:
+            return key
+        return {**key, "sampling": self.sampling.to_dict()}
+
+    def _decoding(self) -> dict[str, Any]:
+        """The request's decoding parameters: greedy, or sampled with a seed."""
+        if self.sampling is None:
+            return {"temperature": 0.0}
+        return self.sampling.to_dict()
+
     def _cached(self, kind: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
         if self.cache is None:
             return None
         try:
-            hit = self.cache.get(self._scope(), kind, key)
+            hit = self.cache.get(self._scope(), kind, self._keyed(key))
         except Exception:
             return None
         if hit is not None:
@@ -388,7 +440,7 @@ class OpenAICompatibleModel:
         if self.cache is None:
             return
         with contextlib.suppress(Exception):  # a full disk must not stop the robot
-            self.cache.put(self._scope(), kind, key, answer, model=self.name)
+            self.cache.put(self._scope(), kind, self._keyed(key), answer, model=self.name)
 
     def _scope(self) -> str:
         """The cache scope: the settings' scope, else this server's URL and model."""
@@ -403,7 +455,7 @@ class OpenAICompatibleModel:
             "model": self.name,
             "messages": messages,
             "max_tokens": max_tokens,
-            "temperature": 0.0,
+            **self._decoding(),
         }
         if logprobs:
             payload.update(logprobs=True, top_logprobs=_TOP_LOGPROBS)
