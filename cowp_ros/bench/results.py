@@ -468,11 +468,15 @@ def paper_comparable(model: str) -> bool:
 
 def paper_note(model: str) -> str:
     """The sentence a table without the paper's column carries instead."""
-    asked = f"this run's model, {model}," if model else "this run asked no language model and"
+    why = (
+        f"this run's model, {model}, is not the paper's GPT-3"
+        if model
+        else "this run asked no language model"
+    )
     return (
-        f"The paper's figures (GPT-3, 12 tasks, 150 trials a task) are not shown: {asked} "
-        "is not the paper's GPT-3, and its world and judge are this benchmark's, so no row "
-        "here is comparable with them."
+        f"The paper's figures (GPT-3, 12 tasks, 150 trials a task) are not shown: {why}, "
+        "and its world and judge are this benchmark's, so no row here is comparable with "
+        "them."
     )
 
 

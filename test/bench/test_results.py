@@ -215,5 +215,5 @@ def test_the_papers_column_stands_only_beside_the_papers_model(model: str, shown
     assert "| CW | 1 | 100 [20.7, 100] | 100 (1) |" in table
     assert ("67.8 / 36.9" in table) is shown  # the paper's COWP
     if not shown:
-        assert "is not the paper's GPT-3" in table.splitlines()[2]
-        assert (model or "asked no language model") in table.splitlines()[2]
+        why = f"{model}, is not the paper's GPT-3" if model else "asked no language model"
+        assert why in table.splitlines()[2]
