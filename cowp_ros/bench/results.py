@@ -36,6 +36,7 @@ cluster-robust variance of the per-trial counts over the binomial one, at least 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -49,6 +50,10 @@ PAPER = {  # the journal paper's table (12 tasks, GPT-3, 150 trials a task)
     "cw": (44.3, 0.0),
     "lmzsp": (10.2, 0.0),
 }
+PAPER_MODEL = re.compile(r"gpt-3|davinci", re.IGNORECASE)
+"""The models whose runs stand beside the paper's figures: the paper asked GPT-3
+(text-davinci); a run with another model (the embedded Qwen2.5-Coder-1.5B) or with none
+measures something else, so its table leaves the paper's column out and says why."""
 Z95 = 1.959963984540054
 ORACLE = "oracle"
 CONTROLS = ("retry", "same_kind")
@@ -451,12 +456,34 @@ TABLE_HEAD = (
     "| method | trials | completion % [95% CI] | situation-free completion % | "
     "blocking situations handled % [95% CI] (handled/occurred) | of the oracle's | "
     "handled, solvable trials only % | harmless situations: trials changed % (changed/with one) | "
-    "LLM questions (server calls) | questions / handled situation | paper (completion / handling) |"
+    "LLM questions (server calls) | questions / handled situation |"
 )
+PAPER_HEAD = " paper (completion / handling) |"
+
+
+def paper_comparable(model: str) -> bool:
+    """Whether a run's model is the paper's (GPT-3): only then is its column shown."""
+    return bool(PAPER_MODEL.search(model or ""))
+
+
+def paper_note(model: str) -> str:
+    """The sentence a table without the paper's column carries instead."""
+    why = (
+        f"this run's model, {model}, is not the paper's GPT-3"
+        if model
+        else "this run asked no language model"
+    )
+    return (
+        f"The paper's figures (GPT-3, 12 tasks, 150 trials a task) are not shown: {why}, "
+        "and its world and judge are this benchmark's, so no row here is comparable with "
+        "them."
+    )
 
 
 def table_rows(result: dict[str, Any], scope: str) -> list[str]:
-    lines = [TABLE_HEAD, "|" + "---|" * 11]
+    comparable = paper_comparable(result.get("settings", {}).get("model", ""))
+    head = TABLE_HEAD + (PAPER_HEAD if comparable else "")
+    lines = [head, "|" + "---|" * (11 if comparable else 10)]
     for m in result["methods"].values():
         o = m["scopes"].get(scope)
         if o is None or not o["trials"]:
@@ -469,8 +496,8 @@ def table_rows(result: dict[str, Any], scope: str) -> list[str]:
             f"({o['completion_without_situation']['n']}) | {fmt_rate(o['handling'])} | "
             f"{'-' if share is None else f'{share:g} %'} | "
             f"{fmt_rate(o['handling_solvable'])} | {fmt_rate(o['harmless_changed'])} | "
-            f"{o['llm_questions']} ({o['llm_calls']}) | {_f(o['questions_per_handled'])} | "
-            f"{f'{paper[0]} / {paper[1]}' if paper else '-'} |"
+            f"{o['llm_questions']} ({o['llm_calls']}) | {_f(o['questions_per_handled'])} |"
+            + (f" {f'{paper[0]} / {paper[1]}' if paper else '-'} |" if comparable else "")
         )
     return lines
 
@@ -518,6 +545,9 @@ def _bench_v3(result: dict[str, Any]) -> bool:
 
 def markdown(result: dict[str, Any], header: str) -> str:
     lines = [header, ""]
+    model = result.get("settings", {}).get("model", "")
+    if not paper_comparable(model):
+        lines += [paper_note(model), ""]
     scopes = result["splits"]
     order = [s for s in ("test", "dev") if s in scopes] + ["all"]
     titles = {

@@ -62,6 +62,7 @@ from cowp_ros.bench.methods import BenchMethod
 from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
 from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld, senses_only
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.client import Sampling
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
@@ -129,17 +130,37 @@ class BenchSettings:
     distractors: tuple[Distractor, ...] = ()
     model: str = ""
     bench_version: int = BENCH_VERSION
+    temperature: float = 0.0
+    """0: the model answers greedily (one answer per question, read again each trial);
+    above 0: sampled answers, each trial with its own seed (`sampling_for`)."""
+    sample_seed: int = 0
+    """With `temperature`: the seed the trials' sampling seeds are drawn from."""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
             raise CowpError(
                 f"unknown protocol {self.protocol!r}", hint=f"use one of {', '.join(PROTOCOLS)}"
             )
+        if self.temperature:
+            Sampling(self.temperature, 0)  # refuses a temperature out of range
 
     def to_dict(self) -> dict[str, Any]:
+        """What config.json records. The sampling settings are there only when answers
+        are sampled, so a greedy run's config reads as it did before sampling existed."""
         data = dict(self.__dict__)
         data["distractors"] = [d.to_dict() for d in self.distractors]
+        if not self.temperature:
+            del data["temperature"], data["sample_seed"]
         return data
+
+    def sampling_for(self, task: str, index: int) -> Sampling | None:
+        """The sampling of one trial: its own seed, drawn from `sample_seed`, the task
+        and the index (every method of the trial samples with it); None when greedy."""
+        if not self.temperature:
+            return None
+        return Sampling(
+            self.temperature, trial_seed(self.sample_seed, f"sample/{task}", index) % 2**31
+        )
 
 
 @dataclass(frozen=True)
@@ -410,12 +431,44 @@ def run_one(
     planner: Planner,
     model: LanguageModel | None,
     options: dict[str, Any] | None = None,
+    sampling: Sampling | None = None,
 ) -> dict[str, Any]:
     """Run one method on one trial and return its record (never raises on method bugs).
 
     `options` reach the method as `context.options` (the runner puts the dataset folder
-    under "dataset": EK reads the original system's answers there)."""
+    under "dataset": EK reads the original system's answers there). `sampling`: the
+    model samples its answers with this temperature and seed during the trial (the
+    record keeps both)."""
     metered = MeteredModel(model) if (model is not None and method_cls.uses_llm) else None
+    sampled = sampling if metered is not None else None
+    if sampled is not None:
+        set_sampling = getattr(model, "set_sampling", None)
+        if not callable(set_sampling):
+            raise CowpError(
+                f"the model client {type(model).__name__} cannot sample answers",
+                hint="run without --temperature, or use the embedded model or an "
+                "OpenAI-compatible server",
+            )
+        set_sampling(sampled)
+    try:
+        record = _run_one(method_cls, spec, trial, annotation, planner, metered, options)
+    finally:
+        if sampled is not None:
+            model.set_sampling(None)  # type: ignore[union-attr]
+    if sampled is not None:
+        record["sampling"] = sampled.to_dict()
+    return record
+
+
+def _run_one(
+    method_cls: type[BenchMethod],
+    spec: TaskSpec,
+    trial: Trial,
+    annotation: TaskAnnotation,
+    planner: Planner,
+    metered: MeteredModel | None,
+    options: dict[str, Any] | None,
+) -> dict[str, Any]:
     world = TrialWorld(
         spec,
         trial.problem,
@@ -518,7 +571,7 @@ def check_config(out: Path, settings: BenchSettings) -> None:
         saved = json.loads(path.read_text())
         saved["bench_version"] = saved_version(saved)
         if saved != wanted:
-            differ = sorted(k for k in wanted if saved.get(k) != wanted[k])
+            differ = sorted(k for k in {*wanted, *saved} if saved.get(k) != wanted.get(k))
             raise CowpError(
                 f"{out} holds trials run with other settings ({', '.join(differ)})",
                 hint="use another --out folder, or --fresh to delete the old trials",
@@ -623,7 +676,8 @@ def run_trials(
         for method in missing:
             model_now = model() if method.uses_llm else None
             options = {"dataset": settings.dataset}
-            record = run_one(method, spec, trial, annotation, planner, model_now, options)
+            sampling = settings.sampling_for(spec.name, index)
+            record = run_one(method, spec, trial, annotation, planner, model_now, options, sampling)
             path = trial_path(out, method.name, trial.name)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{threading.get_ident()}.tmp")

@@ -167,6 +167,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run the oracle on every (task, situation, step) pair with the whole house "
         "present, list the unsolvable ones and check them against the judge files",
     )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="sample the LLM methods' answers at this temperature (0 < T <= 2), each trial "
+        "with its own seed kept in its record, so repeated trials are samples (default 0: "
+        "greedy answers)",
+    )
+    parser.add_argument(
+        "--sample-seed",
+        type=int,
+        default=None,
+        help="with --temperature: the seed the trials' sampling seeds are drawn from (default 0)",
+    )
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--planner", default="pyperplan", help="planner (default pyperplan)")
     add_llm_arguments(parser)
@@ -280,6 +294,11 @@ def run_bench(args: argparse.Namespace) -> int:
         raise CowpError("--jobs must be at least 1")
     if not 0.0 <= args.p <= 1.0 or not 0.0 <= args.distractor_p <= 1.0:
         raise CowpError("--p and --distractor-p are probabilities: give values in 0..1")
+    if args.sample_seed is not None and not args.temperature:
+        raise CowpError(
+            "--sample-seed needs --temperature: answers are greedy without it",
+            hint="add --temperature 0.7 (for example) to sample",
+        )
     dataset = SituationDataset.load(args.dataset)
     specs = _tasks(args, dataset)
     annotations = load_annotations(Path(args.annotations))
@@ -310,6 +329,8 @@ def run_bench(args: argparse.Namespace) -> int:
         distractor_p=args.distractor_p if distractors else 0.0,
         distractors=distractors,
         model=model_label,
+        temperature=args.temperature,
+        sample_seed=args.sample_seed or 0,
     )
     version = BENCH_VERSION
     if args.report_only:
@@ -391,6 +412,11 @@ def run_bench(args: argparse.Namespace) -> int:
         f"seed={args.seed}, {'/'.join(map(str, result['settings']['objects_present']))} "
         f"objects present, model={bench_settings.model or 'none'}"
     )
+    if bench_settings.temperature:
+        header += (
+            f", sampled answers (temperature {bench_settings.temperature:g}, sample seed "
+            f"{bench_settings.sample_seed})"
+        )
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
     table = markdown(result, header)
@@ -421,7 +447,7 @@ def _check_saved_config(out: Path, settings: BenchSettings) -> int:
     wanted = settings.to_dict()
     version = saved_version(saved)
     skip = ("dataset", "bench_version")
-    differ = sorted(k for k in wanted if saved.get(k) != wanted[k] and k not in skip)
+    differ = sorted(k for k in {*wanted, *saved} if saved.get(k) != wanted.get(k) and k not in skip)
     if differ:
         raise CowpError(
             f"{out} holds trials run with other settings ({', '.join(differ)})",

@@ -23,7 +23,6 @@ that name the server with any key hidden.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import re
 import threading
@@ -34,11 +33,11 @@ from typing import Any
 
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.answer_cache import AnswerCache
+from cowp_ros.llm.cached_answers import CachedAnswers, open_cache
 from cowp_ros.llm.completion import (
     ChatReply,
     ReplyError,
     TokenLogprob,
-    max_answer_chars,
     p_yes,
     parse_chat_reply,
     parse_model_ids,
@@ -117,6 +116,34 @@ def match_option(text: str, options: Sequence[str]) -> int | None:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """Sampled answers instead of greedy ones: `temperature` > 0 and the server's `seed`.
+
+    Used by `cowp bench --temperature`, so that repeated trials are samples of the
+    model's answers rather than one answer read again; the seed makes each sample
+    reproducible on a server that honours it (llama.cpp and OpenAI do). The answer cache
+    keys a sampled answer with its temperature and seed, never serving it for a greedy
+    question or another seed's. A yes/no verdict is then the token the server drew;
+    the log-probabilities a method scores with (P(yes), SayCan's skill scores) are the
+    model's distribution and do not change with sampling, so such a method's figures do
+    not vary between samples.
+    """
+
+    temperature: float
+    seed: int
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.temperature) and 0.0 < self.temperature <= 2.0):
+            raise CowpError(
+                f"a sampling temperature must be in (0, 2], not {self.temperature}",
+                hint="greedy answers need no sampling: leave the temperature out",
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "seed": self.seed}
+
+
+@dataclass(frozen=True)
 class RankedOption:
     """One candidate with the model's confidence that it suits the task."""
 
@@ -159,15 +186,23 @@ class OpenAICompatibleModel:
         """Prompt tokens the server reused from its prompt cache (when it reports them)."""
         self.dropped_logprobs = 0
         """Replies whose log-probabilities were unusable (the text decided instead)."""
-        if cache is not None:
-            self.cache: AnswerCache | None = cache
-        elif settings.cache_path is not None:
-            try:
-                self.cache = AnswerCache(settings.cache_path)
-            except Exception:  # an unusable cache costs speed, never correctness
-                self.cache = None
-        else:
-            self.cache = None
+        self.answers = CachedAnswers(
+            open_cache(settings, cache),
+            scope=lambda: settings.cache_scope or f"{self.base_url}|{self.name}",
+            model_name=lambda: self.name,
+            on_hit=self._count_cache_hit,
+        )
+        self.sampling: Sampling | None = None
+        """Sampled answers (see `Sampling`); None: greedy, temperature 0 (the default)."""
+
+    def set_sampling(self, sampling: Sampling | None) -> None:
+        """Sample the answers from now on (None: greedy again)."""
+        self.sampling = self.answers.sampling = sampling
+
+    @property
+    def cache(self) -> AnswerCache | None:
+        """The answer cache this client reads and writes (None: it asks every time)."""
+        return self.answers.cache
 
     # --- the LanguageModel protocol ------------------------------------------------
 
@@ -194,20 +229,24 @@ class OpenAICompatibleModel:
         """One token with log-probabilities; text parsing and one follow-up as fallbacks."""
         messages = self._messages(question, system, examples)
         key = {"messages": messages, "method": "first-token-logprobs"}
-        hit = self._cached("yes_no", key)
+        hit = self.answers.get("yes_no", key)
         if hit is not None and _valid_yes_no(hit):
             return YesNo(hit["answer"], hit["p_yes"], hit["text"], cached=True)
         reply = self._chat(messages, max_tokens=1, logprobs=True)
         text = reply.text
         probability = p_yes(reply.top)
         answer: bool | None = (probability >= 0.5) if probability is not None else None
+        if self.sampling is not None:
+            # A sampled answer is the token the server drew, not the likelier one; P(yes)
+            # stays the model's probability (a caller that thresholds it is not sampled).
+            answer = parse_yes_no(text)
         if answer is None:
             answer = parse_yes_no(text)
         if answer is None:  # first token was e.g. "The": let it say a few words
             text = self._chat(messages, max_tokens=12, logprobs=False).text
             answer = parse_yes_no(text)
         result = YesNo(answer, probability, text)
-        self._store("yes_no", key, {"answer": answer, "p_yes": probability, "text": text})
+        self.answers.put("yes_no", key, {"answer": answer, "p_yes": probability, "text": text})
         return result
 
     def ask_choice(
@@ -221,7 +260,7 @@ class OpenAICompatibleModel:
         """A short answer matched against `options` (the caller lists them in the question)."""
         messages = self._messages(question, system, examples)
         key = {"messages": messages, "options": list(options)}
-        hit = self._cached("choice", key)
+        hit = self.answers.get("choice", key)
         if hit is not None and _valid_choice(hit, options):
             return Choice(hit["index"], hit["option"], hit["text"], cached=True)
         longest = max((len(option) for option in options), default=8)
@@ -229,7 +268,7 @@ class OpenAICompatibleModel:
         text = reply.text
         index = match_option(text, options)
         option = options[index] if index is not None else None
-        self._store("choice", key, {"index": index, "option": option, "text": text})
+        self.answers.put("choice", key, {"index": index, "option": option, "text": text})
         return Choice(index, option, text)
 
     def complete(
@@ -240,14 +279,15 @@ class OpenAICompatibleModel:
         examples: Sequence[Example] = (),
         max_tokens: int = 64,
     ) -> str:
-        """Free text, greedy decoding (temperature 0) so the cache stays truthful."""
+        """Free text, greedy decoding (temperature 0) so the cache stays truthful, unless
+        `sampling` asks for samples (then cached under their temperature and seed)."""
         messages = self._messages(prompt, system, examples)
         key = {"messages": messages, "max_tokens": max_tokens}
-        text_hit = self._cached_text("complete", key, max_tokens)
+        text_hit = self.answers.get_text("complete", key, max_tokens)
         if text_hit is not None:
             return text_hit
         text = self._chat(messages, max_tokens=max_tokens, logprobs=False).text
-        self._store("complete", key, {"text": text})
+        self.answers.put("complete", key, {"text": text})
         return text
 
     def continue_text(self, prompt: str, *, max_tokens: int = 64, stop: Sequence[str] = ()) -> str:
@@ -258,21 +298,21 @@ class OpenAICompatibleModel:
         models wrote it). Cached like every other answer.
         """
         key = {"prompt": prompt, "max_tokens": max_tokens, "stop": list(stop)}
-        text_hit = self._cached_text("continue_text", key, max_tokens)
+        text_hit = self.answers.get_text("continue_text", key, max_tokens)
         if text_hit is not None:
             return text_hit
         payload: dict[str, Any] = {
             "model": self.name,
             "prompt": prompt,
             "max_tokens": max_tokens,
-            "temperature": 0.0,
+            **self._decoding(),
         }
         if stop:
             payload["stop"] = list(stop)
         reply = self._post(
             "/completions", payload, lambda body: parse_text_reply(body, max_tokens=max_tokens)
         )
-        self._store("continue_text", key, {"text": reply.text})
+        self.answers.put("continue_text", key, {"text": reply.text})
         return reply.text
 
     def next_tokens(self, prompt: str, *, top: int = 20) -> list[tuple[str, float]]:
@@ -283,19 +323,19 @@ class OpenAICompatibleModel:
         skills' words with it). Cached like every other answer.
         """
         key = {"prompt": prompt, "top": top, "method": "completion-top-logprobs"}
-        hit = self._cached("next_tokens", key)
+        hit = self.answers.get("next_tokens", key)
         if hit is not None and isinstance(hit.get("top"), list):
             return [(str(token), float(lp)) for token, lp in hit["top"]]
         payload = {
             "model": self.name,
             "prompt": prompt,
             "max_tokens": 1,
-            "temperature": 0.0,
+            **self._decoding(),
             "logprobs": top,
         }
         reply = self._post("/completions", payload, parse_next_tokens_reply)
         found = [(alt.token, alt.logprob) for alt in reply.top[:top]]
-        self._store("next_tokens", key, {"top": [list(pair) for pair in found]})
+        self.answers.put("next_tokens", key, {"top": [list(pair) for pair in found]})
         return found
 
     # --- batching helpers ----------------------------------------------------------
@@ -364,37 +404,15 @@ class OpenAICompatibleModel:
         messages.append({"role": "user", "content": _utf8(question)})
         return messages
 
-    def _cached(self, kind: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        if self.cache is None:
-            return None
-        try:
-            hit = self.cache.get(self._scope(), kind, key)
-        except Exception:
-            return None
-        if hit is not None:
-            with self._usage_lock:
-                self.usage.cache_hits += 1
-        return hit
+    def _decoding(self) -> dict[str, Any]:
+        """The request's decoding parameters: greedy, or sampled with a seed."""
+        if self.sampling is None:
+            return {"temperature": 0.0}
+        return self.sampling.to_dict()
 
-    def _cached_text(self, kind: str, key: Mapping[str, Any], max_tokens: int) -> str | None:
-        """A cached free-text answer, if it is text no longer than the request allows."""
-        hit = self._cached(kind, key)
-        text = hit.get("text") if hit is not None else None
-        if isinstance(text, str) and len(text) <= max_answer_chars(max_tokens):
-            return text
-        return None
-
-    def _store(self, kind: str, key: Mapping[str, Any], answer: Mapping[str, Any]) -> None:
-        if self.cache is None:
-            return
-        with contextlib.suppress(Exception):  # a full disk must not stop the robot
-            self.cache.put(self._scope(), kind, key, answer, model=self.name)
-
-    def _scope(self) -> str:
-        """The cache scope: the settings' scope, else this server's URL and model."""
-        if self.settings.cache_scope:
-            return self.settings.cache_scope
-        return f"{self.base_url}|{self.name}"
+    def _count_cache_hit(self) -> None:
+        with self._usage_lock:
+            self.usage.cache_hits += 1
 
     def _chat(
         self, messages: list[dict[str, str]], *, max_tokens: int, logprobs: bool
@@ -403,7 +421,7 @@ class OpenAICompatibleModel:
             "model": self.name,
             "messages": messages,
             "max_tokens": max_tokens,
-            "temperature": 0.0,
+            **self._decoding(),
         }
         if logprobs:
             payload.update(logprobs=True, top_logprobs=_TOP_LOGPROBS)

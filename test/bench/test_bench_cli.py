@@ -111,6 +111,24 @@ def test_trials_of_other_settings_are_not_mixed(
     assert "other settings (p)" in capsys.readouterr().err
 
 
+def test_sampled_answers_are_recorded_and_never_mixed_with_greedy_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--methods", "cw", "--tasks", "pour_coke", "--trials", "1", "--no-plots"]
+    assert bench(tmp_path, *args, "--temperature", "0.7", "--sample-seed", "3") == 0
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert (config["temperature"], config["sample_seed"]) == (0.7, 3)
+    table = (tmp_path / "out" / "results.md").read_text()
+    assert "sampled answers (temperature 0.7, sample seed 3)" in table.splitlines()[0]
+    capsys.readouterr()
+    assert bench(tmp_path, *args) == 1
+    assert "other settings (sample_seed, temperature)" in capsys.readouterr().err
+    assert bench(tmp_path, *args, "--sample-seed", "3") == 1
+    assert "--sample-seed needs --temperature" in capsys.readouterr().err
+    assert bench(tmp_path, *args, "--temperature", "-1") == 1
+    assert "temperature must be in (0, 2]" in capsys.readouterr().err
+
+
 def test_distractors_are_raised_and_a_kept_plan_is_no_change(tmp_path: Path) -> None:
     sentences = tmp_path / "benign.txt"
     sentences.write_text("# benign\nthe cup is blue.\nit is sunny outside.\n")

@@ -11,11 +11,14 @@ from bench_fixtures import DATASET, situation, world
 from cowp_ros.bench import methods as registry
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.methods._common import Translator, admissible_actions
+from cowp_ros.bench.methods._common import Translator, action_roles, admissible_actions
 from cowp_ros.bench.methods.ek import kind_of, parse_answers, stand_ins
 from cowp_ros.bench.methods.progprompt import parse_program
+from cowp_ros.bench.simulator import ScheduledEvent
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases
@@ -117,10 +120,51 @@ def test_lmzsp_translates_each_step_and_runs_the_plan_open_loop() -> None:
     prompts = model.questions("continue_text")
     assert "Step 2: turn on the faucet\nStep 3:" in prompts[2]
     # the demonstrations are the domain's dev tasks other than this one
-    assert "Task: cleaning the dirty area beside a table with a vacuum\nStep 1:" in prompts[0]
+    assert (
+        "Task: cleaning the dirty area beside a table with a vacuum\nActions: clean an area "
+        in prompts[0]
+    )
     assert prompts[0].count("Task: filling a cup with water from the faucet") == 1
     assert any("'hold the cup in your hand' -> (hold_cup cup_1)" in line for line in method.trace())
-    assert method.trace()[-1] == "plan ended: step 8: the model wrote 'done'"
+    assert "plan ended: step 8: the model wrote 'done'" in method.trace()
+    # the answers word for word
+    assert method.trace()[-8:] == [f"answer {i}: {t!r}" for i, t in enumerate(steps, start=1)]
+
+
+def pour_coke_task() -> tuple[PlanningTask, ActionPhrases]:
+    spec = get_task("pour_coke")
+    present = ["coke_1", "glass_1", "table_1", "cup_1", "juice_1", "counter_1"]
+    return keep_objects(spec.load_house(), present), ActionPhrases(spec.phrases)
+
+
+def test_no_object_stands_in_for_another_role_of_the_task() -> None:
+    task, phrases = pour_coke_task()
+    admissible = {a.step for a in admissible_actions(task, phrases)}
+    # the glass has its own role: never grasped as if it were the coke
+    assert PlanStep("grasp_coke", ("glass_1",)) not in admissible
+    assert Translator(admissible_actions(task, phrases)).translate(
+        "hold the glass"
+    ).action.step != PlanStep("grasp_coke", ("glass_1",))
+    # a cup has no role in pouring coke: it may still stand in for the glass
+    assert PlanStep("move_glass", ("cup_1", "table_1")) in admissible
+
+
+def test_lmzsp_is_told_the_actions_with_their_roles() -> None:
+    task, phrases = pour_coke_task()
+    assert action_roles(task, phrases) == [
+        "find a coke", "find a glass", "grasp a coke", "move a glass to a table",
+        "place a glass on a table", "pour a coke into a glass on a table",
+        "put an item down on a place",
+    ]  # fmt: skip
+    model = lmzsp_model(["find the cup", "done"])
+    method = registry.discover()["lmzsp"](context(model))
+    method.run(world().view())
+    prompt = model.questions("continue_text")[0]
+    assert prompt.endswith(
+        "Task: filling a cup with water from the faucet\nActions: fill a cup with water from "
+        "a faucet; find a cup; find a faucet; hold a cup; place a cup on a table; put an item "
+        "down on a place; turn on a faucet.\nStep 1:"
+    )
 
 
 def test_lmzsp_asks_a_chat_client_for_each_step() -> None:
@@ -156,8 +200,7 @@ def monologue_model() -> ScriptedModel:
     """Prefers, after each line of the monologue, the skill a sensible robot would do."""
     return ScriptedModel(
         continuations=[
-            (r"Scene: the cup is dirty\.\nRobot: hold the cup\.\nSuccess: no\.\nRobot:$",
-             " find the bowl."),
+            (r"Scene: the cup is dirty\.\nRobot:$", " find the bowl."),
             (r"Robot: find the bowl\.\nSuccess: yes\.\nRobot:$", " hold the bowl."),
             (r"Robot: hold the bowl\.\nSuccess: yes\.\nRobot:$",
              " fill the bowl with water from the faucet."),
@@ -182,11 +225,10 @@ def test_inner_monologue_scores_skills_with_its_three_kinds_of_feedback() -> Non
     assert (
         "Task: filling a cup with water from the faucet.\nScene: bowl, cup, faucet, fork" in first
     )
-    assert method.monologue[6:9] == [
-        "Scene: the cup is dirty.",
-        "Robot: hold the cup.",
-        "Success: no.",
-    ]
+    # the situation was seen before "hold the cup", which was not attempted: a scene
+    # line in its place, no verdict on a step the robot never did
+    assert method.monologue[6:8] == ["Scene: the cup is dirty.", "Robot: find the bowl."]
+    assert "Success: no." not in method.monologue
     # every question is a next-token question (SayCan scoring), never free text
     assert {kind for kind, _, _ in model.log} == {"next_tokens"}
     assert sum(method.calls) == model.usage.calls
@@ -204,7 +246,50 @@ def test_inner_monologue_only_scores_skills_the_robot_can_do_now() -> None:
     assert not ep.record.completed
 
 
-def test_inner_monologue_never_steps_back_to_a_state_it_was_in() -> None:
+def test_inner_monologue_logs_a_harmless_remark_as_a_scene_line_not_a_failure() -> None:
+    remark = ScheduledEvent("distractor", "d/0", "the cup is blue.", "hold_cup", 0)
+    model = ScriptedModel(
+        continuations=[
+            (r"Scene: the cup is blue\.\nRobot:$", " hold the cup."),
+            (r"Robot: hold the cup\.\nSuccess: yes\.\nRobot:$",
+             " fill the cup with water from the faucet."),
+            (r"Robot: fill the cup .*\nSuccess: yes\.\nRobot:$", " place the cup on the table."),
+            *monologue_model().continuations,
+        ]
+    )  # fmt: skip
+    method = registry.discover()["inner_monologue"](context(model))
+    ep = world(remark)
+    method.run(ep.view())
+    assert ep.record.completed, method.monologue
+    assert method.monologue[6:8] == ["Scene: the cup is blue.", "Robot: hold the cup."]
+    assert "Success: no." not in method.monologue
+    assert ep.record.changed_by_harmless == []
+
+
+def test_inner_monologue_may_step_back_to_a_state_it_was_in() -> None:
+    # A leaking cup seen once it is held: putting it down returns to the state after
+    # finding it, which a rule against revisiting a state would forbid; the recovery
+    # needs it.
+    leaking = situation("the cup is leaking.", "fill_cup")
+    model = ScriptedModel(
+        continuations=[
+            (r"Scene: the cup is leaking\.\nRobot:$", " put the cup down on the table."),
+            (r"Robot: put the cup down on the table\.\nSuccess: yes\.\nRobot:$",
+             " find the bowl."),
+            (r"Robot: hold the cup\.\nSuccess: yes\.\nRobot:$",
+             " fill the cup with water from the faucet."),
+            *monologue_model().continuations,
+        ]
+    )  # fmt: skip
+    method = registry.discover()["inner_monologue"](context(model))
+    ep = world(leaking)
+    method.run(ep.view())
+    assert ep.record.completed, method.monologue
+    assert "(put_down cup_1 table_1)" in ep.record.executed
+    assert ep.record.executed[-1] == "(place_cup bowl_1 table_1)"
+
+
+def test_inner_monologue_stops_a_loop_at_its_step_budget() -> None:
     # a model that likes holding and putting the cup down forever
     model = ScriptedModel(
         continuations=[
@@ -216,7 +301,9 @@ def test_inner_monologue_never_steps_back_to_a_state_it_was_in() -> None:
     ep = world()
     method.run(ep.view())
     held = [s for s in ep.record.executed if s.startswith("(hold_cup cup_1")]
-    assert len(held) == 1, ep.record.executed  # picking it up again would be no progress
+    assert len(held) > 1 and ep.record.gave_up == "out of steps", ep.record.executed
+    # 3 * the closed-world plan's 6 steps + 6
+    assert ep.record.attempts == 24
 
 
 def test_inner_monologue_offers_stand_ins_only_once_something_went_wrong() -> None:
@@ -281,6 +368,18 @@ def test_progprompt_asks_nothing_about_an_assert_before_anything_was_seen() -> N
     method = registry.discover()["progprompt"](context(model))
     method.run(world().view())
     assert model.questions("yes_no") == []
+
+
+def test_progprompt_keeps_the_program_as_written_even_with_no_step() -> None:
+    text = "    walk_to('kitchen')\n    pick_up(cup)"
+    model = ScriptedModel(completions=[(".", text)])
+    method = registry.discover()["progprompt"](context(model))
+    ep = world()
+    method.run(ep.view())
+    assert ep.record.gave_up == "the program has no executable step"
+    assert f"program 1 as written: {text!r}" in method.trace()
+    assert "program 1: []" in method.trace()
+    assert any("walk_to('kitchen')" in line and "no step" in line for line in method.trace())
 
 
 def test_progprompt_parsing_keeps_only_present_objects_and_known_actions() -> None:

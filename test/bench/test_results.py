@@ -196,3 +196,24 @@ def test_each_oracle_miss_with_an_acceptable_object_present_has_a_reason() -> No
     assert result["oracle_misses"][0]["reason"].startswith("no plan over the objects present")
     assert "had no acceptable object" in result["oracle_misses"][1]["reason"]
     assert "(present: plate_3): no plan" in markdown(result, "# h")
+
+
+@pytest.mark.parametrize(
+    ("model", "shown"),
+    [
+        ("embedded:qwen2.5-coder-1.5b", False),
+        ("", False),  # a run without a model
+        ("text-davinci-003", True),
+    ],
+)
+def test_the_papers_column_stands_only_beside_the_papers_model(model: str, shown: bool) -> None:
+    records = [record("cw", "pour_coke", True, []), record("cowp", "pour_coke", True, [])]
+    result = aggregate(records, ["cw", "cowp"], {"cw": "CW"}, {"test": ["pour_coke"]})
+    result["settings"] = {"model": model}
+    table = markdown(result, "# header")
+    assert ("paper (completion / handling)" in table) is shown
+    assert "| CW | 1 | 100 [20.7, 100] | 100 (1) |" in table
+    assert ("67.8 / 36.9" in table) is shown  # the paper's COWP
+    if not shown:
+        why = f"{model}, is not the paper's GPT-3" if model else "asked no language model"
+        assert why in table.splitlines()[2]

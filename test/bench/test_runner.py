@@ -15,6 +15,7 @@ from cowp_ros.bench.runner import (
     CONFERENCE,
     BenchSettings,
     Progress,
+    check_config,
     comparable,
     draw_trial,
     run_one,
@@ -22,6 +23,8 @@ from cowp_ros.bench.runner import (
     step_chance,
     trial_path,
 )
+from cowp_ros.errors import CowpError
+from cowp_ros.llm.client import Sampling
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task
@@ -163,6 +166,72 @@ def test_jobs_give_the_records_of_one_job(tmp_path: Path, setup) -> None:  # typ
     assert runs[1] == runs[3]
     assert any(r["usage"]["questions"] for r in runs[1].values())  # COWP asked its model
     assert trial_path(tmp_path, "cw", "fill_cup-0003").name == "fill_cup-0003.json"
+
+
+class SamplingModel(ScriptedModel):
+    """A scripted model that says which sampling each question was asked under."""
+
+    def __init__(self) -> None:
+        super().__init__(yes_no=[(r"if the cup is (dirty|broken)", False)], default_yes_no=True)
+        self.sampling: Sampling | None = None
+        self.asked_under: set[int] = set()
+
+    def set_sampling(self, sampling: Sampling | None) -> None:
+        self.sampling = sampling
+
+    def _count(self) -> None:
+        assert self.sampling is not None, "a question outside a sampled trial"
+        self.asked_under.add(self.sampling.seed)
+        super()._count()
+
+
+def test_sampled_trials_each_have_their_own_seed_kept_in_the_record(
+    tmp_path: Path,
+    setup,  # type: ignore[no-untyped-def]
+) -> None:
+    dataset, annotations, planner = setup
+    sampled = settings(protocol=CONFERENCE, temperature=0.7, sample_seed=5)
+    model = SamplingModel()
+    methods = registry.select(["cw", "cowp"])
+    run_trials(tmp_path, [get_task("fill_cup")], methods, 3, sampled, dataset, annotations,
+               planner, lambda: model)  # fmt: skip
+    records = [json.loads(trial_path(tmp_path, "cowp", f"fill_cup-000{i}").read_text())
+               for i in range(3)]  # fmt: skip
+    seeds = [r["sampling"]["seed"] for r in records]
+    assert {r["sampling"]["temperature"] for r in records} == {0.7}
+    assert len(set(seeds)) == 3 and model.asked_under == set(seeds)
+    assert seeds == [sampled.sampling_for("fill_cup", i).seed for i in range(3)]  # type: ignore[union-attr]
+    assert model.sampling is None  # greedy again after the trial
+    cw = json.loads(trial_path(tmp_path, "cw", "fill_cup-0000").read_text())
+    assert "sampling" not in cw  # no model, nothing sampled
+    # another sample seed, other samples; no temperature, no sampling at all
+    other = settings(protocol=CONFERENCE, temperature=0.7, sample_seed=6)
+    assert other.sampling_for("fill_cup", 0) != sampled.sampling_for("fill_cup", 0)
+    assert settings().sampling_for("fill_cup", 0) is None
+
+
+def test_a_folder_never_mixes_greedy_and_sampled_trials(tmp_path: Path) -> None:
+    greedy = settings()
+    assert "temperature" not in greedy.to_dict()  # a greedy config reads as before
+    check_config(tmp_path, greedy)
+    with pytest.raises(CowpError, match=r"other settings \(sample_seed, temperature\)"):
+        check_config(tmp_path, settings(temperature=0.7))
+    sampled = tmp_path / "sampled"
+    check_config(sampled, settings(temperature=0.7, sample_seed=1))
+    with pytest.raises(CowpError, match=r"other settings \(sample_seed\)"):
+        check_config(sampled, settings(temperature=0.7, sample_seed=2))
+    with pytest.raises(CowpError, match=r"other settings \(sample_seed, temperature\)"):
+        check_config(sampled, greedy)
+
+
+def test_a_model_that_cannot_sample_is_refused(setup) -> None:  # type: ignore[no-untyped-def]
+    dataset, annotations, planner = setup
+    spec = get_task("fill_cup")
+    trial = draw_trial(spec, 0, settings(), dataset, annotations["fill_cup"], planner)
+    cowp = registry.select(["cowp"])[0]
+    with pytest.raises(CowpError, match="cannot sample"):
+        run_one(cowp, spec, trial, annotations["fill_cup"], planner, scripted(), None,
+                Sampling(0.7, 1))  # fmt: skip
 
 
 def test_progress_shows_an_eta(capsys: pytest.CaptureFixture[str]) -> None:

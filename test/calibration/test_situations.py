@@ -16,6 +16,7 @@ from cowp_ros.methods.paper.calibration.situations import (
     parse_benign,
     parse_dataset,
     select_split,
+    template,
 )
 from cowp_ros.tasks import get_task, split_tasks
 
@@ -97,3 +98,32 @@ def test_bad_dataset_records_and_splits_are_named() -> None:
         select_split([], "train")
     with pytest.raises(CowpError, match="cannot read"):
         load_items(Path("/nonexistent/dataset"), "dev")
+
+
+def test_no_test_sentence_shares_a_template_with_a_dev_one() -> None:
+    dev = {template(i.situation) for i in load_benign_situations("dev")}
+    test = load_benign_situations("test")
+    assert len(test) == 30
+    shared = [i.situation for i in test if template(i.situation) in dev]
+    assert shared == []
+
+
+def test_a_sentence_with_a_noun_colour_or_material_swapped_keeps_its_template() -> None:
+    assert template("the cup is blue") == template("the plate is white")
+    assert template("the cup is made of plastic") == template("the table is made of glass")
+    assert template("a chair was moved in the living room") == template(
+        "a chair was moved in the bedroom"
+    )
+    assert template("the glass is tall") != template("the cup is blue")
+
+
+def test_a_benign_set_whose_test_sentences_reuse_dev_templates_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "benign.yaml"
+    path.write_text(
+        "fill_cup:\n  - {step: fill_cup, kind: attribute, situation: the cup is blue}\n"
+        "pour_coke:\n  - {step: find_glass, kind: attribute, situation: the glass is white}\n"
+        "  - {step: find_glass, kind: attribute, situation: the glass is tall}\n"
+    )
+    with pytest.raises(CowpError, match=r"1 test sentence\(s\) share a template") as err:
+        load_benign_situations("test", path)
+    assert "'the glass is white' ~ fill_cup: 'the cup is blue'" in str(err.value)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import SYSTEM_PROMPT, OpenAICompatibleModel
+from cowp_ros.llm.client import SYSTEM_PROMPT, OpenAICompatibleModel, Sampling
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.llm.settings import LLMSettings
 
@@ -165,3 +165,55 @@ def test_http_errors_say_what_to_do(scripted: Any) -> None:
 def test_unconfigured_settings_are_refused() -> None:
     with pytest.raises(CowpError, match="no LLM server is configured"):
         OpenAICompatibleModel(LLMSettings(cache_path=None))
+
+
+def test_sampled_answers_send_their_temperature_and_seed_and_are_cached_apart(
+    scripted: Any, make_completion: Any, tmp_path: Path
+) -> None:
+    model = model_for(scripted.url, tmp_path)
+    scripted.reply(make_completion("greedy"))
+    assert model.complete("Name a fruit.") == "greedy"
+    assert scripted.chat_requests[-1].json["temperature"] == 0
+    assert "seed" not in scripted.chat_requests[-1].json
+    model.set_sampling(Sampling(0.8, 7))
+    scripted.reply(make_completion("banana"))
+    # the greedy answer is never served for a sampled question
+    assert model.complete("Name a fruit.") == "banana"
+    request = scripted.chat_requests[-1].json
+    assert (request["temperature"], request["seed"]) == (0.8, 7)
+    assert model.complete("Name a fruit.") == "banana"  # the same sample, cached
+    model.set_sampling(Sampling(0.8, 8))
+    scripted.reply(make_completion("cherry"))
+    assert model.complete("Name a fruit.") == "cherry"  # another seed, another sample
+    model.set_sampling(None)
+    assert model.complete("Name a fruit.") == "greedy"
+    assert len(scripted.chat_requests) == 3
+    scripted.reply({"choices": [{"index": 0, "text": " walk", "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 1}})  # fmt: skip
+    model.set_sampling(Sampling(1.0, 3))
+    model.continue_text("Step 1:", max_tokens=4)
+    (plain,) = [
+        r.json
+        for r in scripted.requests
+        if r.path.endswith("/completions") and "prompt" in (r.json or {})
+    ]
+    assert (plain["temperature"], plain["seed"]) == (1.0, 3)
+
+
+def test_a_sampled_verdict_is_the_token_the_server_drew(
+    scripted: Any, make_completion: Any
+) -> None:
+    # P(yes) = 0.6 / (0.6 + 0.3): the greedy verdict is yes; the server drew "No"
+    top = [("No", math.log(0.3)), ("Yes", math.log(0.6))]
+    scripted.reply(make_completion("No", top))
+    model = model_for(scripted.url, None)
+    model.set_sampling(Sampling(0.7, 1))
+    verdict = model.ask_yes_no("Is the cup clean?")
+    assert verdict.answer is False and verdict.p_yes == pytest.approx(2 / 3)
+    assert scripted.chat_requests[-1].json["seed"] == 1
+
+
+@pytest.mark.parametrize("temperature", [0.0, -0.5, 3.0, float("nan")])
+def test_a_sampling_temperature_out_of_range_is_refused(temperature: float) -> None:
+    with pytest.raises(CowpError, match="temperature"):
+        Sampling(temperature, 0)

@@ -11,8 +11,12 @@ mean-pooled embeddings on hand-labelled phrasings of the dev tasks' steps.
 Admissible actions are the task's actions over the objects present, typed as the domain
 says, plus every grounding with one argument swapped for a present object of the same
 kind of thing (an item for an item): that is how a free-text plan can use a bowl as a
-cup. A swapped grounding is a candidate only when the text names the swapped-in object
-("fill the bowl with water"): a step that names no stand-in means the usual object, and
+cup. An object whose kind has a role of its own in the domain's actions (the glass,
+in pour_coke) never stands in for another role: the robot knows its actions' typed
+parameters, and without this rule "hold the glass" became `grasp_coke(glass_1)`, the
+glass grasped as if it were the coke, in every pour_coke trial of LMZSP. A swapped
+grounding is a candidate only when the text names the swapped-in object ("fill the bowl
+with water"): a step that names no stand-in means the usual object, and
 without this rule "fill the cup with water" landed on "fill the cup with water from the
 area" as often as on the faucet. Two groundings that read the same keep the typed one.
 The simulator and the judge then decide whether a step works and is acceptable.
@@ -56,9 +60,24 @@ def names(text: str, kind_noun: str) -> bool:
     return bool(kind_noun) and re.search(pattern, words(text)) is not None
 
 
+def role_kinds(task: PlanningTask) -> set[str]:
+    """The kinds the domain's actions name as parameters: the task's roles."""
+    return {t for name in task.actions for t in task.parameter_types(name)}
+
+
+def action_roles(task: PlanningTask, phrases: ActionPhrases) -> list[str]:
+    """Each of the domain's actions in English over its roles ("pour a coke into a glass
+    on a table"), as the robot's list of what it can do."""
+    return [
+        phrases.phrase(name, [noun(t, "a") for t in task.parameter_types(name)])
+        for name in sorted(task.actions)
+    ]
+
+
 def admissible_actions(task: PlanningTask, phrases: ActionPhrases) -> list[Admissible]:
     """Typed groundings plus one-argument swaps within the same kind (see module doc)."""
     objects = sorted(task.problem_object_names)
+    roles = role_kinds(task)
     steps: dict[PlanStep, str] = {}  # step -> the swapped-in object ("" when typed)
     for name in sorted(task.actions):
         types = task.parameter_types(name)
@@ -68,7 +87,12 @@ def admissible_actions(task: PlanningTask, phrases: ActionPhrases) -> list[Admis
             for i, t in enumerate(types):
                 parent = task.types.get(t)
                 for other in objects:
-                    if other != args[i] and task.types.get(task.objects[other]) == parent:
+                    kind = task.objects[other]
+                    if (
+                        other != args[i]
+                        and task.types.get(kind) == parent
+                        and (kind == t or kind not in roles)
+                    ):
                         with_other = (*args[:i], other, *args[i + 1 :])
                         steps.setdefault(PlanStep(name, with_other), other)
         if len(steps) > MAX_ADMISSIBLE:

@@ -5,13 +5,13 @@ text that must be parsed; every skill the robot has is scored as the continuatio
 monologue, log P(skill | prompt) from the model's token log-probabilities
 (`cowp_ros.bench.skill_scoring`), and the robot does the best-scored skill among
 those it can do now (SayCan's affordance: the step's preconditions hold in the state the
-robot believes it is in, after its own successful steps, and the step leads to a state
-it has not believed itself in before: on the dev tasks the model otherwise repeated
-"find the area", or grasped the vacuum and put it down again, until the step budget ran
-out; a value function would never rate a skill that brings no progress). "done" is not offered: the
-trial ends by itself when the goal holds, and on the dev tasks the two-token "done"
-out-scored every longer skill (SayCan's sum of log-probabilities favours short skills)
-before the first step or right after it.
+robot believes it is in, after its own successful steps). There is no rule against
+stepping back to a state the robot was in before: neither paper has one, and with it
+pour_coke could not be done at all (0 of 20 test trials), since putting a held object
+down and taking another returns to a believed state. The step budget below ends a loop.
+"done" is not offered: the trial ends by itself when the goal holds, and on the dev
+tasks the two-token "done" out-scored every longer skill (SayCan's sum of
+log-probabilities favours short skills) before the first step or right after it.
 
 The skills are the admissible actions (`_common`): the task's actions over the objects
 present, plus one-argument swaps to another object of the same kind of thing, which is
@@ -23,10 +23,14 @@ task's own steps, and each is a stand-in nobody needed, which fails the trial.
 
 The monologue carries Inner Monologue's three kinds of feedback:
 
-* success detection: "Success: yes." / "Success: no." after every attempt;
+* success detection: "Success: yes." / "Success: no." after every step the robot did
+  or failed;
 * passive scene description: "Scene: <the kinds of object present>." at the start;
 * active scene description: what the robot perceives about the situation ("Scene: the
-  cup is dirty."), inserted when the world raises a situation before a step.
+  cup is dirty."). A situation is seen before a step, which is then not attempted: the
+  scene line takes the step's place, with no success line, so a harmless remark ("the
+  plate is blue") is never logged as a failure; the model then chooses again, the same
+  step or another.
 
 One demonstration episode (a task outside the benchmark) shows the format, including a
 failure, putting the failed object down, and a recovery with another object; the
@@ -44,7 +48,6 @@ from cowp_ros.bench.methods._demonstrations import Demonstration, demonstrations
 from cowp_ros.bench.skill_scoring import best_skill
 from cowp_ros.bench.view import Episode
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl import Atom
 from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
 DEMONSTRATION = (
@@ -110,8 +113,6 @@ class InnerMonologue:
                 episode_text(d) + "\n" for d in demonstrations_for(context.spec, context.planner)
             )
         )
-        self.visited: set[frozenset[Atom]] = set()
-        """The states the robot believed it was in so far (a step back to one is no progress)."""
 
     def header(self, episode: Episode) -> str:
         task = episode.problem
@@ -123,7 +124,6 @@ class InnerMonologue:
         phrases = ActionPhrases(self.context.spec.phrases)
         skills = admissible_actions(task, phrases)
         believed = BelievedState(task)
-        self.visited = {frozenset(believed.atoms)}
         header = self.header(episode)
         plan = self.context.planner.solve(task, 60.0)
         budget = 3 * len(plan.steps) + 6 if plan.found else 30
@@ -132,16 +132,17 @@ class InnerMonologue:
             if choice is None:
                 episode.give_up("no skill can be done now")
                 return
-            self.monologue.append(f"Robot: {choice.text}.")
             outcome = episode.execute(choice.step)
             if episode.finished:
+                self.monologue.append(f"Robot: {choice.text}.")
                 return
             if outcome.situation is not None:
-                # The robot perceived something before the step: the step was not done.
-                self.monologue.insert(-1, f"Scene: {outcome.situation.strip().rstrip('.')}.")
+                # Seen before the step, which was not attempted: a scene line, no verdict.
+                self.monologue.append(f"Scene: {outcome.situation.strip().rstrip('.')}.")
+                continue
+            self.monologue.append(f"Robot: {choice.text}.")
             if outcome.executed:
                 believed.apply(choice.step)
-                self.visited.add(frozenset(believed.atoms))
             self.monologue.append(f"Success: {'yes' if outcome.executed else 'no'}.")
         episode.give_up("out of steps")
 
@@ -150,13 +151,7 @@ class InnerMonologue:
     ) -> Admissible | None:
         """The best-scored skill the robot can do now; None when it can do none."""
         trouble = any(m.startswith("Scene: ") or m == "Success: no." for m in self.monologue)
-        possible = [
-            s
-            for s in skills
-            if (trouble or not s.swapped)
-            and believed.affords(s.step)
-            and frozenset(believed.after(s.step)) not in self.visited
-        ]
+        possible = [s for s in skills if (trouble or not s.swapped) and believed.affords(s.step)]
         if not possible:
             return None
         prompt = self.examples + header + "".join(f"{m}\n" for m in self.monologue)

@@ -1,15 +1,20 @@
 """Language Models as Zero-Shot Planners (LMZSP; Huang et al., ICML 2022).
 
 The model writes the plan one step at a time in free text after demonstrations
-("Task: ... Step 1: ..."): the domain's own solved tasks (the dev tasks' closed-world
+("Task: ... Actions: ... Step 1: ..."): the domain's own solved tasks (the dev tasks' closed-world
 plans in English, `_demonstrations`), the most similar by sentence embedding next to the
 task, as the paper takes its examples from its environment's programs. Each step is
 translated to the admissible action nearest in meaning by sentence-embedding similarity
 (all-MiniLM-L6-v2, a Sentence-BERT model like the paper's Sentence-RoBERTa; see
 `_common`), and the translation, not the raw text, is appended to the prompt before the
-next step, as in the paper. Generation stops when the model says "done" (or nothing), or
+next step, as in the paper. Each task, the demonstrations' and its own, lists the
+robot's actions over their roles ("Actions: find a coke; grasp a coke; pour a coke into
+a glass on a table; ..."), the domain's typed parameters in English, so the model knows
+which object goes where; the translation keeps every object in its own role (`_common`).
+Generation stops when the model says "done" (or nothing), or
 after `MAX_STEPS`; a repeated step is kept (the model sees it and may move on), since
-the paper has no such rule.
+the paper has no such rule. Every answer is kept as the model wrote it, before it is
+cut to its first line, in the trace.
 
 The plan is then executed open loop: the robot does not react to what it sees. A step
 that fails ends the run (the plan has no way to recover).
@@ -21,6 +26,7 @@ from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._common import (
     Translation,
     Translator,
+    action_roles,
     admissible_actions,
     execute_retrying,
 )
@@ -28,7 +34,9 @@ from cowp_ros.bench.methods._demonstrations import Demonstration, demonstrations
 from cowp_ros.bench.view import Episode
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.embeddings import Embedder, default_embedder, similarities
+from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
+from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 
 MAX_STEPS = 16
@@ -58,11 +66,17 @@ def demonstration(
     blocks = []
     for index in chosen:
         example = examples[index]
-        lines = [f"Task: {example.description}"]
+        phrases = ActionPhrases(get_task(example.task).phrases)
+        lines = [f"Task: {example.description}", actions_line(example.problem, phrases)]
         steps = [*example.sentences, "done"]
         lines += [f"Step {i}: {s}" for i, s in enumerate(steps, start=1)]
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
+
+
+def actions_line(task: PlanningTask, phrases: ActionPhrases) -> str:
+    """The robot's actions over their roles, one line of the prompt."""
+    return f"Actions: {'; '.join(action_roles(task, phrases))}."
 
 
 def first_line(text: str) -> str:
@@ -85,18 +99,23 @@ class ZeroShotPlanner:
         self.model = context.model
         self.plan: list[PlanStep] = []
         self.translations: list[Translation] = []
+        self.answers: list[str] = []
+        """Every answer of the model, as it wrote it."""
         self.stopped = f"after {MAX_STEPS} steps"
 
     def write_plan(self, episode: Episode) -> list[PlanStep]:
         spec = self.context.spec
-        translator = Translator(admissible_actions(episode.problem, ActionPhrases(spec.phrases)))
+        phrases = ActionPhrases(spec.phrases)
+        translator = Translator(admissible_actions(episode.problem, phrases))
         examples = demonstrations_for(spec, self.context.planner)
         example = demonstration(spec.description, examples, translator.embedder)
-        lines = [f"Task: {spec.description}"]
+        lines = [f"Task: {spec.description}", actions_line(episode.problem, phrases)]
         plan: list[PlanStep] = []
         for number in range(1, MAX_STEPS + 1):
             prompt = f"{example}\n" + "\n".join(lines) + f"\nStep {number}:"
-            text = first_line(self.next_step(prompt))
+            answer = self.next_step(prompt)
+            self.answers.append(answer)
+            text = first_line(answer)
             if not text or text.lower().startswith("done"):
                 self.stopped = f"step {number}: the model wrote {text or 'nothing'!r}"
                 break
@@ -115,11 +134,16 @@ class ZeroShotPlanner:
         return self.model.complete(prompt, system=SYSTEM, max_tokens=16)
 
     def trace(self) -> list[str]:
-        """Each step as the model wrote it and the action it was translated to."""
+        """Each step as the model wrote it and the action it was translated to, then the
+        model's answers word for word."""
         return [
-            f"wrote {t.text!r} -> {t.action.step} ({t.action.text}; cosine {t.similarity:.2f})"
-            for t in self.translations
-        ] + [f"plan ended: {self.stopped}"]
+            *(
+                f"wrote {t.text!r} -> {t.action.step} ({t.action.text}; cosine {t.similarity:.2f})"
+                for t in self.translations
+            ),
+            f"plan ended: {self.stopped}",
+            *(f"answer {i}: {a!r}" for i, a in enumerate(self.answers, start=1)),
+        ]
 
     def run(self, episode: Episode) -> None:
         self.plan = self.write_plan(episode)

@@ -18,6 +18,9 @@ step, the program is written again from there, with the steps already done and w
 seen as comments at the top of the function (`# done: ...`, `# seen: the cup is dirty.`),
 as the third example shows; at most `MAX_REWRITES` times a trial.
 
+The trace keeps each program as the model wrote it, then as parsed, and the lines that
+are no step.
+
 Execution: each call line whose function is one of the task's actions, with objects that
 are present, is a step (others are skipped, counted in `skipped`). A step that fails is
 passed over, as a program's next line runs whatever the last one did; the trial ends
@@ -204,7 +207,12 @@ class ProgPrompt:
         )
         self.texts.append(text)
         self.program = parse_program(text, set(task.actions), set(task.problem_object_names))
-        self.log.append(f"program {len(self.texts)}: {[_call(s) for s in self.program.steps]}")
+        number = len(self.texts)
+        # The text as the model wrote it first: a program that parses to no step keeps it.
+        self.log.append(f"program {number} as written: {text!r}")
+        self.log.append(f"program {number}: {[_call(s) for s in self.program.steps]}")
+        if self.program.skipped:
+            self.log.append(f"program {number} lines that are no step: {self.program.skipped}")
         return self.program
 
     def run(self, episode: Episode) -> None:
@@ -266,7 +274,7 @@ class ProgPrompt:
         return verdict.answer is not False
 
     def trace(self) -> list[str]:
-        """The programs as parsed, the state questions and the recoveries."""
+        """The programs as written and as parsed, the state questions and the recoveries."""
         return list(self.log)
 
 

@@ -20,6 +20,7 @@ task, so every benchmark task had items on both sides.)
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -135,10 +136,141 @@ def load_benign_situations(split: str = "all", path: Path | None = None) -> list
 
     This is what `cowp bench` loads as distractors: each item names its task
     (`item.task`), the step it concerns (`item.action`) and the sentence
-    (`item.situation`); all of them should leave the plan unchanged.
+    (`item.situation`); all of them should leave the plan unchanged. A set whose dev and
+    test sentences share a template is refused (`check_templates_disjoint`).
     """
     text, source = _benign_text(path)
-    return select_split(parse_benign(text, source), split)
+    items = parse_benign(text, source)
+    check_templates_disjoint(items, source)
+    return select_split(items, split)
+
+
+ROOMS = re.compile(
+    r"\b(?:the |a |another )?(?:living room|dining room|bedroom|kitchen|hallway|garden|"
+    r"bathroom|office|house|room)\b"
+)
+COLOURS = frozenset(
+    [
+        "black",
+        "blue",
+        "brown",
+        "green",
+        "grey",
+        "gray",
+        "orange",
+        "pink",
+        "purple",
+        "red",
+        "silver",
+        "white",
+        "yellow",
+    ]
+)
+MATERIALS = frozenset(
+    [
+        "ceramic",
+        "chrome",
+        "metal",
+        "oak",
+        "paper",
+        "plastic",
+        "porcelain",
+        "steel",
+        "stainless",
+        "wood",
+        "wooden",
+    ]
+)
+HOUSEHOLD_NOUNS = frozenset(
+    [
+        "battery",
+        "book",
+        "car",
+        "cheese",
+        "coat",
+        "crumbs",
+        "cups",
+        "curtains",
+        "dirt",
+        "dishwasher",
+        "dog",
+        "door",
+        "doorbell",
+        "flower",
+        "flowers",
+        "fridge",
+        "fruit",
+        "lights",
+        "light",
+        "music",
+        "newspaper",
+        "person",
+        "phone",
+        "plant",
+        "sauce",
+        "shaker",
+        "shirt",
+        "shower",
+        "tablecloth",
+        "television",
+        "vase",
+        "window",
+    ]
+)
+"""Nouns of the benign sentences that are no task's object kind (those come from the
+domains): a sentence that swaps one of them for another keeps its template."""
+
+
+@cache
+def _object_kinds() -> frozenset[str]:
+    kinds: set[str] = set()
+    for name in split_tasks().get("dev", []) + split_tasks().get("test", []):
+        task = get_task(name).load()
+        kinds |= set(task.types) | set(task.objects.values())
+    return frozenset(kinds)
+
+
+def template(sentence: str) -> str:
+    """The sentence with its swappable words as slots: objects and rooms (`<x>`,
+    `<room>`), colours and materials; articles as one. "the cup is blue" and "the plate
+    is white" are one template, "the <x> is <colour>": a sentence made from another by
+    swapping a noun or an attribute says nothing new about the monitor."""
+    text = ROOMS.sub(" <room> ", sentence.lower().strip().rstrip("."))
+    slots: list[str] = []
+    for word in re.findall(r"<room>|[a-z0-9']+", text):
+        if slots[-2:] == ["made", "of"] or word in MATERIALS:
+            word = "<material>"  # "made of glass": the glass is a material here
+        elif word in _object_kinds() or word in HOUSEHOLD_NOUNS:
+            word = "<x>"
+        elif word in COLOURS:
+            word = "<colour>"
+        elif word in ("a", "an"):
+            word = "the"
+        if not (slots and word == slots[-1] and word.startswith("<")):
+            slots.append(word)  # "stainless steel" is one material
+    return " ".join(slots)
+
+
+def check_templates_disjoint(items: Sequence[CalibrationItem], source: str = "<text>") -> None:
+    """Refuse a benign set whose test sentences share a template with dev ones: the test
+    figure would then measure sentences the monitor was tuned on, with a noun swapped."""
+    dev = select_split(items, "dev")
+    by_template: dict[str, CalibrationItem] = {}
+    for item in dev:
+        by_template.setdefault(template(item.situation), item)
+    shared = [
+        f"{item.task}: {item.situation!r} ~ {by_template[t].task}: "
+        f"{by_template[t].situation!r} ({t})"
+        for item in select_split(items, "test")
+        if (t := template(item.situation)) in by_template
+    ]
+    if shared:
+        raise CowpError(
+            f"{source}: {len(shared)} test sentence(s) share a template with a dev one: "
+            + "; ".join(shared),
+            hint="write the test tasks' sentences anew (another structure, not a swapped "
+            "noun, colour or material)",
+        )
 
 
 def parse_dataset(
