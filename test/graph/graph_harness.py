@@ -38,11 +38,23 @@ class Probe:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.received: dict[str, list[Any]] = {}
+        self.subscriptions: dict[str, Any] = {}
 
     def listen(self, msg_type: type, topic: str) -> list[Any]:
         messages = self.received.setdefault(topic, [])
-        self.node.create_subscription(msg_type, topic, messages.append, 50)
+        self.subscriptions[topic] = self.node.create_subscription(
+            msg_type, topic, messages.append, 50
+        )
         return messages
+
+    def wait_heard(self, topic: str, timeout_s: float = 30.0) -> None:
+        """Wait until the subscription `listen` made on `topic` is matched with a
+        publisher: a message published before that is lost (the topics are volatile),
+        so a test that triggers a publication waits here first."""
+        subscription = self.subscriptions[topic]
+        self.spin_until(
+            lambda: subscription.get_publisher_count() > 0, timeout_s, f"a publisher on {topic}"
+        )
 
     def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
         deadline = time.monotonic() + timeout_s

@@ -93,6 +93,7 @@ def test_own_task_on_the_sim_graph(
     robot = load_robot_config(share_path("config", "robot.yaml"))
     probe = Probe()
     goals = probe.listen(PoseStamped, robot.base.goal_topic)
+    probe.wait_heard(robot.base.goal_topic)  # the base's first goal must not be missed
     spinning = threading.Event()
 
     def spin() -> None:

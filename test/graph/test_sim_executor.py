@@ -33,6 +33,7 @@ def test_serve_water_plan_runs_on_the_simulated_robot(start_graph, probe: Probe)
     situations = probe.listen(Situation, "/cowp/situations")
     client = ActionClient(probe.node, ExecuteSkill, "/cowp/execute_skill")
     assert client.wait_for_server(timeout_sec=30)
+    probe.wait_heard("/cowp/situations")  # sim_world says "the cup is dirty" at find_cup
     for action, arguments in SERVE_WATER:
         result = execute(probe, client, action, arguments)
         assert result.success, f"{action}{arguments}: {result.message}"
