@@ -40,6 +40,7 @@ from cowp_ros.methods.registry import (
     ReasonerContext,
     Reasoners,
     build_loop,
+    default_trace,
     open_world_planner,
     register,
 )
@@ -94,7 +95,7 @@ def grounded_loop_from(
 
 def grounded_trace(loop: OpenWorldPlanner) -> list[str]:
     """The loop's narrative, then one line per situation decision."""
-    lines = [f"{e.kind}: {e.text}" for e in loop.report.events]
+    lines = default_trace(loop)
     if isinstance(loop.monitor, GroundedMonitor):
         lines += [d.describe() for d in loop.monitor.decisions]
     return lines
