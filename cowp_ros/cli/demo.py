@@ -28,7 +28,7 @@ RECORDED_TOPICS = {
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cowp_ros.cli._tasks import add_tasks_argument
     from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments
-    from cowp_ros.methods.registry import DEFAULT_METHOD, method_names
+    from cowp_ros.methods.registry import DEFAULT_METHOD, importable_method_names
 
     parser = subparsers.add_parser(
         "demo",
@@ -48,10 +48,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--method",
-        choices=method_names(),
+        metavar="METHOD",
         default=DEFAULT_METHOD,
-        help=f"situation handling of the commonsense node and task manager "
-        f"(default {DEFAULT_METHOD}; see `cowp run --help`)",
+        help=f"situation handling of the commonsense node and task manager: "
+        f"{', '.join(importable_method_names())} (default {DEFAULT_METHOD}; see `cowp run --help`)",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("build/demo"), help="folder for logs, report and bag"
@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     from cowp_ros.cli._tasks import apply_tasks
     from cowp_ros.cli.llm import settings_from_args
     from cowp_ros.llm.endpoint import llm_endpoint
+    from cowp_ros.methods.registry import get_method
     from cowp_ros.sim.scenario import load_scenario
     from cowp_ros.tasks import get_task
 
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     scenario = load_scenario(args.scenario)
     get_task(scenario.task)  # an unknown task is said before anything starts
+    get_method(args.method)  # and an unknown method, or a method module that fails
     run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")

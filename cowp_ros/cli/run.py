@@ -54,7 +54,13 @@ from cowp_ros.errors import CowpError, Terminated
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.methods.dkprompt.questions import VisualQuestioner
-from cowp_ros.methods.registry import DEFAULT_METHOD, METHODS_ENV, build_loop, method_names
+from cowp_ros.methods.registry import (
+    DEFAULT_METHOD,
+    METHODS_ENV,
+    build_loop,
+    get_method,
+    importable_method_names,
+)
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.safe_text import clean, situation_text
 from cowp_ros.tasks import TaskSpec, describe_tasks
@@ -88,10 +94,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--method",
-        choices=method_names(),
+        metavar="METHOD",
         default=DEFAULT_METHOD,
-        help=f"situation handling: {', '.join(method_names())} (default {DEFAULT_METHOD}; "
-        f"more with {METHODS_ENV}=module,...)",
+        help=f"situation handling: {', '.join(importable_method_names())} "
+        f"(default {DEFAULT_METHOD}; more with {METHODS_ENV}=module,...)",
     )
     parser.add_argument(
         "--max-candidates",
@@ -195,6 +201,7 @@ def uses_text_model(args: argparse.Namespace) -> bool:
 
 def check_related_flags(args: argparse.Namespace) -> None:
     """Refuse flag combinations that mean nothing, before any model starts."""
+    get_method(args.method)  # an unknown method, or a COWP_METHODS module that fails
     if args.beam < 1:
         raise CowpError(f"--beam {args.beam}: the beam width is at least 1")
     if args.dkprompt:

@@ -141,8 +141,9 @@ def register(entry: MethodEntry) -> MethodEntry:
     return entry
 
 
-def _load() -> None:
-    """Import the built-in entries and the modules `COWP_METHODS` names, once each."""
+def _load(*, tolerant: bool = False) -> None:
+    """Import the built-in entries and the modules `COWP_METHODS` names, once each
+    (`tolerant`: skip a module that does not import; it is tried again next time)."""
     extra = [m.strip() for m in os.environ.get(METHODS_ENV, "").split(",") if m.strip()]
     for module in (*_BUILT_IN, *extra):
         if module in _LOADED:
@@ -150,6 +151,8 @@ def _load() -> None:
         try:
             importlib.import_module(module)
         except ImportError as err:
+            if tolerant:
+                continue
             raise CowpError(
                 f"cannot import method module {module!r} ({METHODS_ENV}): {err}",
                 hint="put the module on PYTHONPATH, or leave it out of " + METHODS_ENV,
@@ -160,6 +163,14 @@ def _load() -> None:
 def method_names() -> tuple[str, ...]:
     """Every registered method's name, the built-in ones first."""
     _load()
+    return tuple(_ENTRIES)
+
+
+def importable_method_names() -> tuple[str, ...]:
+    """The methods whose modules import, for a command's help: a `COWP_METHODS` module
+    that does not import is left out here and said by `get_method`, as an error the
+    command reports (a parser must not fail while it is being built)."""
+    _load(tolerant=True)
     return tuple(_ENTRIES)
 
 

@@ -89,6 +89,26 @@ def test_an_unknown_method_or_module_is_a_clear_error(monkeypatch: pytest.Monkey
         registry.method_names()
 
 
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_a_method_module_that_fails_to_import_is_an_error_not_a_traceback(
+    tmp_path: Path, command: str
+) -> None:
+    env = toy_environment(tmp_path)
+    env[METHODS_ENV] = "no_such_module_anywhere"
+    arguments = ["fill_cup", "--quiet"] if command == "run" else ["--out", str(tmp_path / "d")]
+    done = subprocess.run(
+        cowp(command, *arguments), capture_output=True, text=True, timeout=120, env=env,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "cannot import method module 'no_such_module_anywhere'" in done.stderr
+    assert "PYTHONPATH" in done.stderr  # what to do about it
+    if command == "run":  # the run's report is written whatever the outcome
+        report = json.loads(next((tmp_path / "reports").glob("*.json")).read_text())
+        assert report["outcome"] == "error"
+
+
 def test_two_methods_of_one_name_are_refused() -> None:
     paper = registry.get_method("cowp")
     with pytest.raises(CowpError, match="two methods are named 'cowp'"):
