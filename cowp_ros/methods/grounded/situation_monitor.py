@@ -84,6 +84,19 @@ TASK_EXAMPLES: tuple[Example, ...] = (
 """The same for situations about the world rather than one object."""
 
 
+def warm(model: LanguageModel) -> None:
+    """Have the model's server read the questions' shared prefix (instructions and
+    examples) now, so that the first situation of a run costs only its own words.
+
+    Every question of this monitor shares that prefix; a server that keeps its last
+    prompt (llama.cpp's prompt cache) then reads only the new question. A model without
+    a `warm` method (a scripted double, a cache) is left alone.
+    """
+    warm_prefix = getattr(model, "warm", None)
+    if callable(warm_prefix):
+        warm_prefix(examples=USE_EXAMPLES)
+
+
 def use_question(object_noun: str, task_description: str, situation: str) -> str:
     """The one question about an object the plan uses."""
     return (
