@@ -11,10 +11,12 @@ objects). Its label: blocking when the judge file's effect stops a remaining ste
 (disables an object a remaining step uses, release steps aside, or puts a remaining
 step's action beyond the robot's skills); harmless otherwise.
 
-It prints how each item was decided (grounding alone, one question about the object's
-use, one question about the task), the AUC of each question's score, and for each
-question the threshold that maximises (true blocks - false alarms) on the items,
-weighted by crowd count. Thresholds are chosen on `--split dev` only and written by hand
+It prints how each item was decided (grounding alone, questions about the object, one
+question about the task) with its scores (use, dirty, need: each the log-odds of the
+answer that blocks), the AUC of each question's score, for the use and task questions
+the threshold that maximises (true blocks - false alarms) on the items, weighted by
+crowd count, and the object decision under the configured thresholds (no use, or dirty
+while the task needs it clean). Thresholds are chosen on `--split dev` only and written by hand
 into config/grounded.yaml; `--split test` reports what they do there.
 """
 
@@ -35,14 +37,18 @@ from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.evaluation import default_dataset_dir
-from cowp_ros.llm.language_model import Example, LanguageModel
-from cowp_ros.methods.grounded import situation_monitor
+from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.methods.grounded.grounding import ground, plan_objects
 from cowp_ros.methods.grounded.settings import GroundedSettings
-from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, Thresholds, uses
+from cowp_ros.methods.grounded.situation_monitor import (
+    NEED,
+    STATE,
+    GroundedMonitor,
+    Thresholds,
+    uses,
+)
 from cowp_ros.methods.paper.calibration.situations import load_benign_situations
 from cowp_ros.methods.paper.calibration.thresholds import auc
-from cowp_ros.methods.paper.prompts import sentence
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task, split_tasks
@@ -58,6 +64,8 @@ class Item:
     kind: str  # dataset | distractor
     by: str = ""
     score: float | None = None
+    dirty: float | None = None  # the state question's score ("is it dirty?")
+    need: float | None = None  # the need question's score ("must it be clean?")
 
 
 def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[Item]:
@@ -91,23 +99,6 @@ def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[It
     return found
 
 
-def reword(wording: str) -> None:
-    """Use `wording` for the use question and its examples (for comparing wordings)."""
-    sm = situation_monitor
-    opening = wording.split("{object}")[0]
-
-    def question(object_noun: str, task_description: str, situation: str) -> str:
-        return wording.format(
-            object=object_noun, task=task_description, situation=sentence(situation)
-        )
-
-    sm.use_question = question  # type: ignore[assignment]
-    sm.USE_EXAMPLES = tuple(
-        Example(e.question.replace("Can the robot still use ", opening), e.answer)
-        for e in sm.USE_EXAMPLES
-    )
-
-
 def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None) -> None:
     """Score each item with the monitor's questions (thresholds play no part here)."""
     for item in items:
@@ -116,11 +107,9 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
         steps = list(make_planner("pyperplan").solve(problem, 60.0).steps)
         actions = [base_action_name(s.action) for s in steps]
         rest = steps[actions.index(item.action) :]
+        # Thresholds that ask every question of an object's decision, for its scores.
         monitor = GroundedMonitor(
-            model,
-            spec.description,
-            Thresholds(use=99.0, world=99.0),
-            use_examples=situation_monitor.USE_EXAMPLES,
+            model, spec.description, Thresholds(use=99.0, world=99.0, dirty=-99.0, need=99.0)
         )
         situation = Situation(item.text)
         usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]
@@ -138,6 +127,8 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
         decision, _ = monitor.decide(situation, grounding, problem)
         item.by = decision.by
         item.score = decision.score
+        item.dirty = decision.score_of(STATE)
+        item.need = decision.score_of(NEED)
 
 
 def best_threshold(items: Sequence[Item]) -> tuple[float, float]:
@@ -158,8 +149,51 @@ def best_threshold(items: Sequence[Item]) -> tuple[float, float]:
     return best
 
 
+def blocks_by_object_questions(item: Item, settings: GroundedSettings) -> bool:
+    """The object decision under the configured thresholds: no use, or dirty and needed clean."""
+    if item.score is not None and item.score >= settings.use_threshold:
+        return True
+    return (
+        item.dirty is not None
+        and item.need is not None
+        and item.dirty >= settings.dirty_threshold
+        and item.need >= settings.need_threshold
+    )
+
+
+def object_decision_report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, object]:
+    """The object decision as configured, and the dirt questions' own separation (on the
+    items the use question leaves usable, where they decide)."""
+    group = [i for i in items if i.by == "question"]
+    blocking = [i for i in group if i.blocking]
+    decided = [i for i in group if blocks_by_object_questions(i, settings)]
+    left = [
+        i
+        for i in group
+        if i.score is not None and i.score < settings.use_threshold and i.dirty is not None
+    ]
+    line: dict[str, object] = {
+        "recall": f"{sum(1 for i in decided if i.blocking)}/{len(blocking)}",
+        "false_alarms": f"{sum(1 for i in decided if not i.blocking)}/{len(group) - len(blocking)}",
+        "thresholds": {
+            "use": settings.use_threshold,
+            "dirty": settings.dirty_threshold,
+            "need": settings.need_threshold,
+        },
+        "left_usable": len(left),
+    }
+    labels = [i.blocking for i in left]
+    if any(labels) and not all(labels):
+        line["dirty_auc_on_left"] = round(auc([i.dirty or 0.0 for i in left], labels), 3)
+        needed = [i for i in left if i.need is not None]
+        line["need_auc_on_left"] = round(
+            auc([i.need or 0.0 for i in needed], [i.blocking for i in needed]), 3
+        )
+    return line
+
+
 def report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, object]:
-    out: dict[str, object] = {}
+    out: dict[str, object] = {"object decision": object_decision_report(items, settings)}
     for by in ("grounding", "question", "world question"):
         group = [i for i in items if i.by == by]
         blocking = [i for i in group if i.blocking]
@@ -203,12 +237,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=("question", "world question"),
         help="score only the items decided this way (the others are listed unscored)",
     )
-    parser.add_argument(
-        "--wording",
-        help="try another wording of the use question: a format string with {object}, "
-        "{task} and {situation} (the examples are reworded alike: 'Can the robot still "
-        "use' becomes the wording's opening)",
-    )
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
@@ -225,15 +253,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, items: list[Item], tasks: list[str]) -> int:
-    if args.wording:
-        reword(args.wording)
     with open_model(settings_from_args(args)) as model:
         decide(items, model, args.only)
         settings = GroundedSettings.for_model(model.name)
     for item in items:
-        score = "-" if item.score is None else f"{item.score:6.2f}"
+        scores = " ".join(
+            "     -" if value is None else f"{value:6.2f}"
+            for value in (item.score, item.dirty, item.need)
+        )
         label = "BLOCK" if item.blocking else "fine "
-        print(f"{item.task:10} {item.action:14} {label} {item.by:15} {score}  {item.text}")
+        print(f"{item.task:10} {item.action:14} {label} {item.by:15} {scores}  {item.text}")
     summary = report(items, settings)
     print(json.dumps({"split": args.split, "tasks": tasks, **summary}, indent=1))
     if args.json:

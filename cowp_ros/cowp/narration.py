@@ -285,21 +285,32 @@ def monitor_event_text(verdict: MonitorVerdict) -> str:
     if verdict.score is None or verdict.threshold is None:
         return text
     p_yes = verdict.answer.p_yes
+    # The model's probability of the answer judged: "yes" is the blocking answer of a
+    # question about dirt or a clean need, the harmless one of every other question.
+    judged_yes = (not verdict.suitable) if verdict.variant in _YES_BLOCKS else verdict.suitable
     confidence = (
-        f" (confidence {p_yes if verdict.suitable else 1.0 - p_yes:.2f})"
-        if p_yes is not None
-        else ""
+        f" (confidence {p_yes if judged_yes else 1.0 - p_yes:.2f})" if p_yes is not None else ""
     )
     return f"{text}; judged that {_judgement(verdict)}{confidence}"
 
 
 _USED_OBJECT = re.compile(r"^Can the robot still use (.+?) for ")
+_DIRTY_OBJECT = re.compile(r"Is (.+?) dirty\?$")
+_NEEDED_CLEAN = re.compile(r"^For (.+), must (.+?) be clean\?$")
+_YES_BLOCKS = frozenset({"state question", "need question"})
 
 
 def _judgement(verdict: MonitorVerdict) -> str:
     """What a calibrated verdict means, in words."""
     if verdict.variant == "world question":
         return "the task can go on" if verdict.suitable else "the task cannot go on"
+    dirty = _DIRTY_OBJECT.search(verdict.question)
+    if verdict.variant == "state question" and dirty is not None:
+        return f"{dirty.group(1)} is {'not ' if verdict.suitable else ''}dirty"
+    needed = _NEEDED_CLEAN.match(verdict.question)
+    if verdict.variant == "need question" and needed is not None:
+        need = "does not need" if verdict.suitable else "needs"
+        return f"{needed.group(1)} {need} {needed.group(2)} clean"
     used = _USED_OBJECT.match(verdict.question)
     if used is not None:
         thing = used.group(1)

@@ -12,12 +12,21 @@ import pytest
 from cowp_ros.cowp.loop import Phase
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
+from cowp_ros.llm.language_model import Example, YesNo
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.grounding import GroundedFacts, fact_of, ground
 from cowp_ros.methods.grounded.method import grounded_loop
+from cowp_ros.methods.grounded.questions import EXAMPLES
 from cowp_ros.methods.grounded.settings import GroundedSettings
-from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, Thresholds, is_release
+from cowp_ros.methods.grounded.situation_monitor import (
+    NEED,
+    STATE,
+    USE,
+    GroundedMonitor,
+    Thresholds,
+    is_release,
+)
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
@@ -211,7 +220,8 @@ def test_a_dirty_cup_is_replaced_by_the_second_cup_with_one_question(fill) -> No
 def test_a_failed_step_blames_the_situation_judged_harmless(fill) -> None:
     spec, _ = fill
     task = edits.add_object(spec.load(), "cup_2", "cup")
-    model = ScriptedModel(default_yes_no=True)  # "the cup is cracked" judged harmless
+    # "the cup is cracked" judged harmless: usable, and not dirty.
+    model = ScriptedModel(yes_no=[(r"dirty\?$", False)], default_yes_no=True)
     loop = grounded_loop(spec, model, problem=task, embedder=KindEmbedder())
     loop.plan()
     while (step := loop.next_step()) is not None and step.action != "hold_cup":
@@ -289,7 +299,72 @@ def test_a_decision_names_the_step_it_blocks_its_fact_and_why_with_one_question(
     assert check.blocked == FILL_PLAN[2] and model.usage.calls == 1
     assert [v.step for v in check.verdicts] == [FILL_PLAN[2]]  # no verdicts made up
     assert check.fact is not None and check.fact.subject == "cup_1"
-    assert check.reason.startswith("decided: the cup is dirty: blocks by one question")
+    assert check.reason.startswith(
+        "decided: the cup is dirty: blocks after 1 question: it can no longer be used"
+    )
     again = monitor.check(FILL_PLAN[1:], Situation("the cup is dirty"), task, used(FILL_PLAN))
     assert again.blocked == FILL_PLAN[2] and again.verdicts == ()
     assert model.usage.calls == 1
+
+
+# ---- the object's functions: use, dirt, the role's clean need ---------------------------
+
+
+def test_a_usable_but_dirty_object_blocks_where_the_task_needs_it_clean(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(
+        yes_no=[(r"use the cup", True), (r"Is the cup dirty\?", True), (r"must the cup", True)]
+    )
+    monitor = monitor_for(model)
+    check = monitor.check(FILL_PLAN, Situation("the cup has coffee stains"), task, used(FILL_PLAN))
+    assert check.blocked == FILL_PLAN[2]
+    assert [v.variant for v in check.verdicts] == [USE, STATE, NEED]
+    decision = monitor.decisions[-1]
+    assert decision.because is not None and decision.because.kind == NEED
+    assert "dirty and the task needs it clean" in check.reason
+    # The role's need is asked once: a second dirt situation costs two questions.
+    monitor.check(FILL_PLAN, Situation("the cup has mould in it"), task, used(FILL_PLAN))
+    assert model.usage.calls == 5
+
+
+def test_dirt_on_an_object_the_task_does_not_need_clean_is_harmless(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(yes_no=[(r"dirty\?", True), (r"must the cup", False)])
+    check = monitor_for(model).check(
+        FILL_PLAN, Situation("the cup is muddy"), task, used(FILL_PLAN)
+    )
+    assert check.blocked is None and [v.variant for v in check.verdicts] == [USE, STATE, NEED]
+    assert [v.suitable for v in check.verdicts] == [True, False, True]
+
+
+def test_a_cosmetic_remark_costs_two_questions_and_keeps_the_plan(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(yes_no=[(r"dirty\?", False)], default_yes_no=True)
+    check = monitor_for(model).check(
+        FILL_PLAN, Situation("the cup has a flower pattern"), task, used(FILL_PLAN)
+    )
+    assert check.blocked is None and model.usage.calls == 2
+
+
+class PrefixSpy(ScriptedModel):
+    """Records the examples each question is asked after."""
+
+    def __init__(self) -> None:
+        super().__init__(yes_no=[(r"dirty\?", True)], default_yes_no=True)
+        self.prefixes: list[tuple[Example, ...]] = []
+
+    def ask_yes_no(
+        self, question: str, *, system: str | None = None, examples: Sequence[Example] = ()
+    ) -> YesNo:
+        self.prefixes.append(tuple(examples))
+        return super().ask_yes_no(question, system=system, examples=examples)
+
+
+def test_every_question_shares_one_prefix_for_the_servers_prompt_cache(fill) -> None:
+    _, task = fill
+    model = PrefixSpy()
+    monitor = monitor_for(model)
+    monitor.check(FILL_PLAN, Situation("the cup is sticky"), task, used(FILL_PLAN))
+    monitor.check(FILL_PLAN, Situation("there is a power outage"), task, used(FILL_PLAN))
+    assert len(model.prefixes) == 4  # use, dirt, need; the task question
+    assert all(prefix == EXAMPLES for prefix in model.prefixes)

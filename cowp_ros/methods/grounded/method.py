@@ -59,7 +59,12 @@ def grounded_reasoners(
         monitor=GroundedMonitor(
             model,
             context.description,
-            Thresholds(use=settings.use_threshold, world=settings.world_threshold),
+            Thresholds(
+                use=settings.use_threshold,
+                world=settings.world_threshold,
+                dirty=settings.dirty_threshold,
+                need=settings.need_threshold,
+            ),
             reserved=context.reserved,
         ),
         facts=GroundedFacts(context.reserved),

@@ -29,6 +29,8 @@ class GroundedSettings:
 
     use_threshold: float = 0.0
     world_threshold: float = 2.0
+    dirty_threshold: float = 0.0
+    need_threshold: float = 0.0
     role_threshold: float = 0.9
     max_candidates: int = 3
     min_similarity: float = 0.0

@@ -34,6 +34,13 @@ from typing import Any
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
 from cowp_ros.methods.grounded.grounding import Grounding, fact_of, ground, plan_objects
+from cowp_ros.methods.grounded.questions import (
+    EXAMPLES,
+    need_question,
+    state_question,
+    task_question,
+    use_question,
+)
 from cowp_ros.methods.paper.calibration.scoring import logit
 from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.methods.paper.prompts import sentence
@@ -42,71 +49,6 @@ from cowp_ros.pddl.formulas import literals_of
 from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks.phrases import noun
-
-USE_EXAMPLES: tuple[Example, ...] = (
-    Example(
-        "Can the robot still use the drawer for storing the socks, if the drawer is locked?", "No"
-    ),
-    Example(
-        "Can the robot still use the drawer for storing the socks, if the drawer is blue?", "Yes"
-    ),
-    Example(
-        "Can the robot still use the kettle for boiling water for tea, if the kettle is leaking?",
-        "No",
-    ),
-    Example(
-        "Can the robot still use the kettle for boiling water for tea, if the kettle is made of "
-        "steel?",
-        "Yes",
-    ),
-    Example(
-        "Can the robot still use the towel for drying the dishes, if a cat is sleeping on the "
-        "sofa?",
-        "Yes",
-    ),
-    Example(
-        "Can the robot still use the towel for drying the dishes, if the towel is soaking wet?",
-        "No",
-    ),
-)
-"""Contrastive pairs from household tasks outside the benchmark's: the same object and
-task, once with a situation that spoils it and once with one that does not."""
-
-TASK_EXAMPLES: tuple[Example, ...] = (
-    Example("Can the robot still go on with watering the plants, if the radio is on?", "Yes"),
-    Example(
-        "Can the robot still go on with watering the plants, if there is no water in the house?",
-        "No",
-    ),
-    Example("Can the robot still go on with making tea, if it is snowing outside?", "Yes"),
-    Example("Can the robot still go on with making tea, if the robot's arm is broken?", "No"),
-)
-"""The same for situations about the world rather than one object."""
-
-
-def warm(model: LanguageModel) -> None:
-    """Have the model's server read the questions' shared prefix (instructions and
-    examples) now, so that the first situation of a run costs only its own words.
-
-    Every question of this monitor shares that prefix; a server that keeps its last
-    prompt (llama.cpp's prompt cache) then reads only the new question. A model without
-    a `warm` method (a scripted double, a cache) is left alone.
-    """
-    warm_prefix = getattr(model, "warm", None)
-    if callable(warm_prefix):
-        warm_prefix(examples=USE_EXAMPLES)
-
-
-def use_question(object_noun: str, task_description: str, situation: str) -> str:
-    """The one question about an object the plan uses."""
-    return (
-        f"Can the robot still use {object_noun} for {task_description}, if {sentence(situation)}?"
-    )
-
-
-def task_question(task_description: str, situation: str) -> str:
-    """The one question about a situation that names no object present."""
-    return f"Can the robot still go on with {task_description}, if {sentence(situation)}?"
 
 
 def is_release(task: PlanningTask, action: str) -> bool:
@@ -126,28 +68,99 @@ def uses(task: PlanningTask, step: PlanStep, obj: str) -> bool:
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Blocked when the log-odds of "no" reach the threshold (see `config/grounded.yaml`).
+    """Where each question's score blocks (see `config/grounded.yaml`); every score is
+    the log-odds of the answer that blocks.
 
-    `use`: the question about a plan object's use. `world`: the question about the task,
-    for situations that name no object present (high: the model must be strongly sure).
+    `use`: "no" to the question about a plan object's use. `world`: "no" to the question
+    about the task, for situations that name no object present (high: the model must be
+    strongly sure). `dirty`: "yes" to "is the object dirty?"; `need`: "yes" to "does the
+    task need it clean?" (a dirty object blocks only where both are reached).
     """
 
     use: float = 0.0
     world: float = 2.0
+    dirty: float = 0.0
+    need: float = 0.0
+
+
+USE = "question"
+STATE = "state question"
+NEED = "need question"
+WORLD = "world question"
+YES_BLOCKS = frozenset({STATE, NEED})
+"""The questions whose "yes" is the answer that blocks (a dirty object, a clean need)."""
+
+
+@dataclass(frozen=True)
+class Asked:
+    """One question of a decision, its answer and its score against its threshold."""
+
+    kind: str  # USE | STATE | NEED | WORLD
+    question: str
+    answer: YesNo
+    score: float | None
+    threshold: float
+
+    @property
+    def reached(self) -> bool:
+        """The answer points the blocking way, as sure as the threshold asks (without
+        P(yes), the answer's own word; an answer that is neither reaches nothing)."""
+        if self.score is not None:
+            return self.score >= self.threshold
+        return self.answer.answer is (self.kind in YES_BLOCKS)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "question": self.question,
+            "p_yes": self.answer.p_yes,
+            "score": self.score,
+            "threshold": self.threshold,
+            "reached": self.reached,
+        }
 
 
 @dataclass
 class Decision:
-    """One situation's verdict and how it was reached (for the report and the bench)."""
+    """One situation's verdict and how it was reached (for the report and the bench).
+
+    `by`: the route (`grounding`, `question` about an object the plan uses, or `world
+    question`); `asked`: the questions asked for it, in order (a role's clean need is
+    asked once per role, in the first decision that needs it); `because`: the question
+    that decided a block (None when harmless).
+    """
 
     situation: str
     grounding: Grounding
     blocks: bool
     by: str  # "grounding" | "question" | "world question"
-    question: str = ""
-    answer: YesNo | None = None
-    score: float | None = None
-    threshold: float | None = None
+    asked: tuple[Asked, ...] = ()
+    because: Asked | None = None
+
+    @property
+    def first(self) -> Asked | None:
+        """The first question asked (about the object's use, or about the task)."""
+        return self.asked[0] if self.asked else None
+
+    @property
+    def question(self) -> str:
+        return self.first.question if self.first else ""
+
+    @property
+    def answer(self) -> YesNo | None:
+        return self.first.answer if self.first else None
+
+    @property
+    def score(self) -> float | None:
+        return self.first.score if self.first else None
+
+    @property
+    def threshold(self) -> float | None:
+        return self.first.threshold if self.first else None
+
+    def score_of(self, kind: str) -> float | None:
+        """The score of this decision's `kind` question, if it was asked."""
+        return next((a.score for a in self.asked if a.kind == kind), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -157,22 +170,31 @@ class Decision:
             "in_plan": self.grounding.in_plan,
             "blocks": self.blocks,
             "by": self.by,
+            "because": self.because.kind if self.because else None,
             "question": self.question,
             "p_yes": self.answer.p_yes if self.answer else None,
             "score": self.score,
             "threshold": self.threshold,
+            "asked": [a.to_dict() for a in self.asked],
         }
 
     def describe(self) -> str:
         verdict = "blocks" if self.blocks else "harmless"
-        how = {
-            "grounding": "by grounding alone",
-            "question": "by one question",
-            "world question": "by one question about the task",
-        }.get(self.by, self.by)
+        if self.by == "grounding":
+            how = "by grounding alone"
+        else:
+            count = len(self.asked)
+            how = f"after {count} question{'s' if count != 1 else ''}"
+            if self.because is not None:
+                how += {
+                    USE: ": it can no longer be used",
+                    NEED: ": it is dirty and the task needs it clean",
+                    WORLD: ": the task cannot go on",
+                }.get(self.because.kind, "")
+        decisive = self.because or self.first
         score = (
-            f" (score {self.score:.2f} vs {self.threshold:.2f})"
-            if self.score is not None and self.threshold is not None
+            f" (score {decisive.score:.2f} vs {decisive.threshold:.2f})"
+            if decisive is not None and decisive.score is not None
             else ""
         )
         return (
@@ -192,11 +214,11 @@ class GroundedMonitor:
     model: LanguageModel
     task_description: str
     thresholds: Thresholds = field(default_factory=Thresholds)
-    use_examples: tuple[Example, ...] = USE_EXAMPLES
-    task_examples: tuple[Example, ...] = TASK_EXAMPLES
+    examples: tuple[Example, ...] = EXAMPLES
     reserved: frozenset[str] = frozenset()
     decisions: list[Decision] = field(default_factory=list)
     _memo: dict[tuple[str, str | None, bool], Decision] = field(default_factory=dict)
+    _needs: dict[str, Asked] = field(default_factory=dict)
 
     def check(
         self,
@@ -214,20 +236,21 @@ class GroundedMonitor:
         decision, fresh = self.decide(situation, grounding, task)
         target = self._blocked_step(steps, grounding, task) if decision.blocks else None
         verdicts: tuple[MonitorVerdict, ...] = ()
-        if decision.answer is not None and fresh:
+        if fresh:
             step = target or steps[0]
-            verdicts = (
+            verdicts = tuple(
                 MonitorVerdict(
                     step,
                     situation.text,
-                    decision.question,
-                    decision.answer,
-                    suitable=not decision.blocks,
-                    unclear=decision.answer.p_yes is None,
-                    score=decision.score,
-                    threshold=decision.threshold,
-                    variant=decision.by,
-                ),
+                    asked.question,
+                    asked.answer,
+                    suitable=not asked.reached,
+                    unclear=asked.answer.p_yes is None,
+                    score=asked.score,
+                    threshold=asked.threshold,
+                    variant=asked.kind,
+                )
+                for asked in decision.asked
             )
         if target is None:
             return PlanCheck(verdicts)
@@ -245,43 +268,50 @@ class GroundedMonitor:
             decision = Decision(situation.text, grounding, blocks=False, by="grounding")
         elif grounding.subject is not None:
             assert grounding.kind is not None
-            question = use_question(noun(grounding.kind), self.task_description, situation.text)
-            decision = self._asked(
-                situation, grounding, question, self.use_examples, self.thresholds.use, "question"
-            )
+            decision = self._object_decision(situation, grounding, noun(grounding.kind))
         else:
-            question = task_question(self.task_description, situation.text)
-            decision = self._asked(
-                situation,
-                grounding,
-                question,
-                self.task_examples,
-                self.thresholds.world,
-                "world question",
+            world = self._ask(
+                WORLD, task_question(self.task_description, situation.text), self.thresholds.world
             )
+            because = world if world.reached else None
+            decision = Decision(situation.text, grounding, world.reached, WORLD, (world,), because)
         self._memo[key] = decision
         self.decisions.append(decision)
         return decision, True
 
-    def _asked(
-        self,
-        situation: Situation,
-        grounding: Grounding,
-        question: str,
-        examples: Sequence[Example],
-        threshold: float,
-        by: str,
+    def _object_decision(
+        self, situation: Situation, grounding: Grounding, object_noun: str
     ) -> Decision:
-        """Ask; blocked when -logit P(yes) >= threshold. Without P(yes) the answer's own
-        word decides (an answer that is neither keeps the plan: no evidence)."""
-        answer = self.model.ask_yes_no(question, examples=examples)
+        """Its use first; if still usable, dirt, and then (once per role) the clean need."""
+        text = situation.text
+        use = self._ask(
+            USE, use_question(object_noun, self.task_description, text), self.thresholds.use
+        )
+        if use.reached:
+            return Decision(text, grounding, True, USE, (use,), use)
+        state = self._ask(STATE, state_question(object_noun, text), self.thresholds.dirty)
+        if not state.reached:
+            return Decision(text, grounding, False, USE, (use, state))
+        asked: tuple[Asked, ...] = (use, state)
+        need = self._needs.get(object_noun)
+        if need is None:
+            need = self._ask(
+                NEED, need_question(object_noun, self.task_description), self.thresholds.need
+            )
+            self._needs[object_noun] = need
+            asked += (need,)
+        because = need if need.reached else None
+        return Decision(text, grounding, need.reached, USE, asked, because)
+
+    def _ask(self, kind: str, question: str, threshold: float) -> Asked:
+        """One question after the shared examples; its score is the log-odds of the
+        answer that blocks (`YES_BLOCKS`)."""
+        answer = self.model.ask_yes_no(question, examples=self.examples)
+        score = None
         if answer.p_yes is not None:
-            score = -logit(answer.p_yes)
-            blocks = score >= threshold
-        else:
-            score = None
-            blocks = answer.answer is False
-        return Decision(situation.text, grounding, blocks, by, question, answer, score, threshold)
+            yes = logit(answer.p_yes)
+            score = yes if kind in YES_BLOCKS else -yes
+        return Asked(kind, question, answer, score, threshold)
 
     @staticmethod
     def _blocked_step(
