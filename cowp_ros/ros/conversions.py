@@ -186,6 +186,9 @@ def put_plan_check(
         response.unclear.append(verdict.unclear)
         response.cached.append(verdict.answer.cached)
         response.scores.append(math.nan if verdict.score is None else verdict.score)
+        response.thresholds.append(math.nan if verdict.threshold is None else verdict.threshold)
+        response.variants.append(verdict.variant or "")
+        response.suitable.append(verdict.suitable)
         if verdict.threshold is not None:
             response.threshold, response.variant = verdict.threshold, verdict.variant or ""
     if check.fact is not None:
@@ -227,12 +230,22 @@ def plan_check_from_response(
     if not response.feasible and not 0 <= blocked_at < len(steps):
         raise CowpError("the plan monitor blocked a step it did not ask about")
     calibrated = not math.isnan(response.threshold)
+    # Per-answer verdicts, thresholds and kinds where the node sent them (a decision of
+    # several kinds of question); else every answer at the blocked step is unsuitable.
+    each = all(
+        len(field) == count for field in (response.thresholds, response.variants, response.suitable)
+    )
     verdicts = []
     for index in range(count):
         at = int(response.question_steps[index])
         unsuitable = not response.feasible and at == blocked_at
         score = float(response.scores[index]) if index < len(response.scores) else math.nan
         has_score = calibrated and not math.isnan(score)
+        threshold, variant = float(response.threshold), response.variant
+        if each:
+            unsuitable = not response.suitable[index]
+            threshold, variant = float(response.thresholds[index]), response.variants[index]
+            has_score = not math.isnan(score) and not math.isnan(threshold)
         verdicts.append(
             MonitorVerdict(
                 steps[at],
@@ -248,8 +261,8 @@ def plan_check_from_response(
                 not unsuitable,
                 bool(response.unclear[index]),
                 score=score if has_score else None,
-                threshold=float(response.threshold) if has_score else None,
-                variant=response.variant if has_score else None,
+                threshold=threshold if has_score else None,
+                variant=variant if has_score else None,
             )
         )
     blocked = None if response.feasible else steps[blocked_at]

@@ -145,5 +145,7 @@ def test_commonsense_grounded_decides_once_for_the_steps_up_to_the_blocked_one(
         assert check.failing_step == -1 and not check.predicate
     else:  # the decision, with no made-up verdict for the walk (it does not use the cup)
         assert check.failing_step == 1 and list(check.question_steps) == [1]
-        assert check.reason.startswith("decided: the cup is broken: blocks by one question")
+        assert check.reason.startswith(
+            "decided: the cup is broken: blocks after 1 question: it can no longer be used"
+        )
         assert check.predicate == "(is_broken cup_1)" and check.predicate_source == "grounding"

@@ -9,10 +9,14 @@ once per situation (`Decision`), in three ways, cheapest first:
 - **grounding alone** (no question): the situation is about an object present that no
   remaining step uses ("a chair was moved in the living room", "the outlet is white"
   while the plan plugs into another outlet): harmless.
-- **one question about the object's use in the task**, when a remaining step uses it:
-  "Can the robot still use the cup for filling a cup with water from the faucet, if the
-  cup is dirty?"; blocked when the log-odds of "no" reach the threshold chosen for this
-  model on the dev tasks (`config/grounded.yaml`).
+- **questions about the object's functions**, when a remaining step uses it
+  (`questions.py`): its use in the task first ("Can the robot still use the cup for
+  filling a cup with water from the faucet, if the cup is broken?"); if it is still
+  usable, whether the situation makes it dirty, and if so (once per role) whether the
+  task needs it clean. A small model weighs dirt lightly in the use question ("the cup
+  is dirty": "yes, still usable"), yet answers the two narrow questions reliably; so a
+  dirty cup is caught by the monitor itself, not by a step that fails later.
+  Thresholds per model, chosen on the dev tasks (`config/grounded.yaml`).
 - **one question about the task**, for a situation that names no object present ("there
   is a power outage"), with a threshold that asks the model to be strongly sure:
   blocking the task on a sentence about nothing the robot touches is what makes a robot

@@ -53,10 +53,11 @@ from cowp_ros.tasks.phrases import ActionPhrases
 
 @dataclass(frozen=True)
 class _Judged:
-    """One step as the node's decision judged it, and the question about it, if any."""
+    """One step as the node's decision judged it, and the questions about it, if any (a
+    decision of several kinds of question asks them all about the step it blocks)."""
 
     suitable: bool
-    verdict: MonitorVerdict | None
+    verdicts: tuple[MonitorVerdict, ...]
     reason: str
 
 
@@ -146,10 +147,10 @@ class CommonsenseClient:
             judged = self._judged.get((step, situation.text))
             if judged is None:  # the decision stopped at a blocked step before this one
                 break
-            if judged.verdict is not None:
-                verdicts.append(
-                    judged.verdict if seen is None else replace(judged.verdict, repeated=True)
-                )
+            verdicts.extend(
+                verdict if seen is None else replace(verdict, repeated=True)
+                for verdict in judged.verdicts
+            )
             if not judged.suitable:
                 return PlanCheck(
                     tuple(verdicts), step, self._facts.get(situation.text), judged.reason
@@ -159,12 +160,14 @@ class CommonsenseClient:
     def _remember(self, asked: Sequence[PlanStep], situation: Situation, fresh: PlanCheck) -> None:
         """Each step the node's decision judged: up to the blocked one, else all."""
         end = asked.index(fresh.blocked) + 1 if fresh.blocked is not None else len(asked)
-        about = {verdict.step: verdict for verdict in fresh.verdicts}
+        about: dict[PlanStep, list[MonitorVerdict]] = {}
+        for verdict in fresh.verdicts:
+            about.setdefault(verdict.step, []).append(verdict)
         for step in asked[:end]:
             blocked = step == fresh.blocked
             self._judged[(step, situation.text)] = _Judged(
                 suitable=not blocked,
-                verdict=about.get(step),
+                verdicts=tuple(about.get(step, ())),
                 reason=fresh.reason if blocked else "",
             )
         if fresh.fact is not None:
