@@ -33,6 +33,7 @@ from pathlib import Path
 from cowp_ros.bench.annotations import Effect, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.cli.bench import read_distractors
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.endpoint import open_model
@@ -61,11 +62,36 @@ class Item:
     action: str
     blocking: bool
     weight: int
-    kind: str  # dataset | distractor
+    kind: str  # dataset | distractor | near_miss
     by: str = ""
     score: float | None = None
     dirty: float | None = None  # the state question's score ("is it dirty?")
     need: float | None = None  # the need question's score ("must it be clean?")
+
+
+NEAR_MISSES = {
+    "dev": Path(__file__).resolve().parent / "distractors" / "dev_near_miss.yaml",
+    "test": Path(__file__).resolve().parents[1].parent
+    / "shared/data/distractors/test_near_miss.yaml",
+}
+"""Harmless sentences about plan objects that sound like trouble, per split: the dev
+ones are the team's (thresholds are chosen with them), the test ones were written
+outside the team (reported only)."""
+
+
+def near_miss_items(task_name: str, path: Path | None) -> list[Item]:
+    """The near misses of `task_name` at their step (harmless by construction)."""
+    if path is None or not path.is_file():
+        return []
+    spec = get_task(task_name)
+    actions = [
+        base_action_name(s.action) for s in make_planner("pyperplan").solve(spec.load(), 60.0).steps
+    ]
+    return [
+        Item(task_name, d.text, d.step, False, 1, "near_miss")
+        for d in read_distractors(str(path))
+        if d.task == task_name and d.step in actions
+    ]
 
 
 def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[Item]:
@@ -181,6 +207,11 @@ def object_decision_report(items: Sequence[Item], settings: GroundedSettings) ->
             "need": settings.need_threshold,
         },
         "left_usable": len(left),
+        "false_alarms_by_kind": {
+            kind: f"{sum(1 for i in decided if i.kind == kind and not i.blocking)}/"
+            f"{sum(1 for i in group if i.kind == kind and not i.blocking)}"
+            for kind in ("dataset", "distractor", "near_miss")
+        },
     }
     labels = [i.blocking for i in left]
     if any(labels) and not all(labels):
@@ -233,6 +264,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dataset", default=str(default_dataset_dir()))
     parser.add_argument("--json", type=Path, help="write the items and the summary here")
     parser.add_argument(
+        "--near-misses",
+        type=Path,
+        default=None,
+        help="harmless near-miss sentences to add (default: the split's, "
+        "benchmarks/distractors/dev_near_miss.yaml or ../shared/data/distractors/"
+        "test_near_miss.yaml)",
+    )
+    parser.add_argument(
         "--only",
         choices=("question", "world question"),
         help="score only the items decided this way (the others are listed unscored)",
@@ -243,7 +282,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     dataset = SituationDataset.load(args.dataset)
     annotations = load_annotations()
     tasks = split_tasks()[args.split][: 1 if args.smoke else None]
-    items = [item for task in tasks for item in items_for(task, dataset, annotations)]
+    near_misses = args.near_misses or NEAR_MISSES[args.split]
+    items = [
+        item
+        for task in tasks
+        for item in [*items_for(task, dataset, annotations), *near_miss_items(task, near_misses)]
+    ]
     with contextlib.ExitStack() as stack:
         if args.smoke:
             items = items[:6]

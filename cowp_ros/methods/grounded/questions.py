@@ -58,19 +58,25 @@ USE_EXAMPLES: tuple[Example, ...] = (
 
 STATE_EXAMPLES: tuple[Example, ...] = (
     Example("The bowl has mould in it. Is the bowl dirty?", "Yes"),
-    Example("The bowl is made of glass. Is the bowl dirty?", "No"),
-    Example("The towel is covered in mud. Is the towel dirty?", "Yes"),
-    Example("The towel is torn. Is the towel dirty?", "No"),
+    Example("The bowl has soup in it. Is the bowl dirty?", "No"),
+    Example("The towel has mud on it. Is the towel dirty?", "Yes"),
+    Example("The towel has a stripe on it. Is the towel dirty?", "No"),
+    Example("The jar is cracked. Is the jar dirty?", "No"),
+    Example("The spoon is sticky with old jam. Is the spoon dirty?", "Yes"),
 )
-"""State: dirt and its look-alikes (a defect that is not dirt, a plain property)."""
+"""State: contrastive pairs of the same form ("has ... in it", "has ... on it"), once
+dirt and once not, and a defect that is not dirt: what is in or on an object is not
+dirt by itself."""
 
 NEED_EXAMPLES: tuple[Example, ...] = (
     Example("For serving the soup, must the ladle be clean?", "Yes"),
     Example("For storing the socks, must the drawer be clean?", "No"),
     Example("For making tea, must the kettle be clean?", "Yes"),
     Example("For taking the rubbish out, must the bin be clean?", "No"),
+    Example("For washing the muddy boots, must the boots be clean?", "No"),
 )
-"""Need: roles that touch what people eat or drink, and roles that do not."""
+"""Need: roles that touch what people eat or drink, and roles that do not, nor a task
+whose work is the dirt itself."""
 
 TASK_EXAMPLES: tuple[Example, ...] = (
     Example("Can the robot still go on with watering the plants, if the radio is on?", "Yes"),
