@@ -10,18 +10,21 @@ adds the chosen one's action variants (`repairs.add_stand_in`) and replans.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from cowp_ros.cowp.answers import CandidateAssessment, SituationFact
+from cowp_ros.cowp.answers import ROLE_ACTION, CandidateAssessment, SituationFact
 from cowp_ros.cowp.cancel import CancelToken
-from cowp_ros.cowp.loop_events import RoleAsked
+from cowp_ros.cowp.loop_events import Refusal, RoleAsked
 from cowp_ros.cowp.ports import Acquirer
 from cowp_ros.cowp.repairs import Tell
 from cowp_ros.cowp.roles import candidate_types
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 
-__all__ = ["assess_candidates", "role_of"]
+__all__ = ["assess_candidates", "refusal_of", "role_of"]
+
+_SUITABLE_TO = re.compile(r"\bfor an? robot to (.+?)\?*$", re.IGNORECASE)
 
 
 def role_of(task: PlanningTask, step: PlanStep, fact: SituationFact | None) -> str | None:
@@ -45,9 +48,11 @@ def assess_candidates(
     max_candidates: int | None,
     cancel: CancelToken,
     tell: Tell,
+    refused: list[Refusal] | None = None,
 ) -> list[CandidateAssessment]:
     """The assessments the acquirer accepted, in the order asked; every kind asked about
-    joins `tried`, so a later acquisition for the role asks about the others."""
+    joins `tried`, so a later acquisition for the role asks about the others, and every
+    kind refused joins `refused`, with what it was refused for (for the explanation)."""
     candidates = candidate_types(task, role_type, exclude=sorted(tried))
     candidates = acquirer.rank(task, role_type, candidates, description)
     if max_candidates is not None:
@@ -63,4 +68,18 @@ def assess_candidates(
             accepted.append(assessment)
             if acquirer.enough(accepted):
                 break
+        elif refused is not None:
+            refused.append(refusal_of(assessment))
     return accepted
+
+
+def refusal_of(assessment: CandidateAssessment) -> Refusal:
+    """What a refused kind was refused for: the first unsuitable question's action, in
+    its own words ("Is it suitable for a robot to turn on a broom?": "turn on a
+    broom"), or the role itself."""
+    first = next((q for q in assessment.questions if not q.suitable), None)
+    if first is None or first.action == ROLE_ACTION:
+        return Refusal(assessment.candidate_type)
+    words = _SUITABLE_TO.search(first.question.strip())
+    doing = words.group(1).strip() if words else first.action.replace("_", " ")
+    return Refusal(assessment.candidate_type, doing)

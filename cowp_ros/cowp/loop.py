@@ -320,7 +320,9 @@ class OpenWorldPlanner:
         role_type = role_of(self.task, step, fact)
         if role_type is not None and self._acquire(step, role_type, situation):
             return Reaction.ACQUIRED
-        self._give_up(NoRole(situation, role_type))
+        asked = len(self._state.tried_types.get(role_type or "", ()))
+        refused = tuple(self._state.refused.get(role_type or "", ()))
+        self._give_up(NoRole(situation, role_type, asked, refused))
         return Reaction.NO_SOLUTION
 
     def _acquire(self, step: PlanStep, role_type: str, situation: str) -> bool:
@@ -333,6 +335,7 @@ class OpenWorldPlanner:
             role_type,
             actions,
             tried=self._state.tried_types.setdefault(role_type, set()),
+            refused=self._state.refused.setdefault(role_type, []),
             description=self.description,
             max_candidates=self.settings.max_candidates,
             cancel=self.cancel,

@@ -34,6 +34,7 @@ __all__ = [
     "Planned",
     "PreconditionAdded",
     "Reason",
+    "Refusal",
     "RoleAsked",
     "Saw",
     "SetAside",
@@ -87,11 +88,26 @@ class NoStandInHelps:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A kind asked about for a role and refused: `doing` is what was found unsuitable,
+    in the question's words ("turn on a broom"), or "" when the kind was refused for the
+    role itself."""
+
+    candidate_type: str
+    doing: str = ""
+
+
+@dataclass(frozen=True)
 class NoRole:
-    """No present object could take the failed object's role (or the step has none)."""
+    """No present object could take the failed object's role (or the step has none).
+
+    `asked`: how many kinds were asked about for the role; `refused`: those refused, and
+    for what (the others were accepted but gave no plan)."""
 
     situation: str
     role_type: str | None
+    asked: int = 0
+    refused: tuple[Refusal, ...] = ()
 
 
 @dataclass(frozen=True)

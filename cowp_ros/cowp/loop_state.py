@@ -10,6 +10,7 @@ import enum
 from dataclasses import dataclass, field
 
 from cowp_ros.cowp.answers import PlanCheck, SituationFact
+from cowp_ros.cowp.loop_events import Refusal
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.planning import PlanStep
 
@@ -72,6 +73,7 @@ class RunState:
     learned: list[LearnedRole] = field(default_factory=list)
     replans_for_situations: list[str] = field(default_factory=list)
     tried_types: dict[str, set[str]] = field(default_factory=dict)
+    refused: dict[str, list[Refusal]] = field(default_factory=dict)
     failure: str = ""
 
 

@@ -11,6 +11,7 @@ decision.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from cowp_ros.cowp.answers import MonitorVerdict
@@ -33,6 +34,7 @@ from cowp_ros.cowp.loop_events import (
     PlanRanOut,
     PreconditionAdded,
     Reason,
+    Refusal,
     RoleAsked,
     Saw,
     SetAside,
@@ -240,15 +242,33 @@ def failure_text(reason: NoSolution) -> str:
                 f"{sentence(situation)}, and no stand-in can help: it is about {about}, "
                 f"not an object of {step_description}"
             )
-        case NoRole(situation, role_type):
-            what = (
-                f"no present object could take {noun(role_type)}'s role"
-                if role_type is not None
-                else "nothing to try"
+        case NoRole(situation, role_type, asked, refused):
+            if role_type is None:
+                return f"{sentence(situation)}, and nothing to try"
+            why = _refusals_text(role_type, asked, refused)
+            return (
+                f"{sentence(situation)}, and no present object could take "
+                f"{noun(role_type)}'s role{why}"
             )
-            return f"{sentence(situation)}, and {what}"
         case PlanRanOut():
             return "the plan ran out before the goal was reached"
+
+
+def _refusals_text(role_type: str, asked: int, refused: Sequence[Refusal]) -> str:
+    """Why no stand-in, in the task's terms: what each kind asked about was refused for
+    (" (a broom: not suitable to turn on a broom)"), or that none was close enough."""
+    if asked == 0:
+        return f" (no kind present is close enough to {noun(role_type, 'a')} to ask about)"
+    said = [
+        f"{noun(r.candidate_type, 'a')}: not suitable to {r.doing}"
+        if r.doing
+        else f"{noun(r.candidate_type, 'a')}: not fit for the role"
+        for r in refused
+    ]
+    others = asked - len(refused)
+    if others > 0:
+        said.append(f"{others} accepted kind{'s' if others != 1 else ''} gave no plan")
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def explanation(phase: Phase, state: RunState) -> str:

@@ -219,7 +219,8 @@ def test_nothing_left_to_try_is_no_solution(tiny: PlanningTask) -> None:
     assert loop.phase is Phase.NO_SOLUTION
     assert loop.next_step() is None and loop.remaining_steps == ()
     assert loop.explanation() == (
-        "gave up: the cup is dirty, and no present object could take the cup's role"
+        "gave up: the cup is dirty, and no present object could take the cup's role "
+        "(a bowl: not fit for the role)"
     )
     report = loop.finish_report()
     assert report.outcome == "no_solution"
@@ -321,3 +322,13 @@ def test_a_situation_whose_step_never_comes_is_reported(tiny: PlanningTask) -> N
     report = run_scheduled(loop, [ScheduledSituation("the fork is bent", at_action="polish_fork")])
     assert report.outcome == "completed"
     assert report.of_kind("situation")[-1].data["raised"] is False
+
+
+def test_giving_up_says_what_each_kind_asked_about_was_refused_for(tiny: PlanningTask) -> None:
+    # The bowl may take the cup's role, but the robot cannot hold a bowl.
+    model = ScriptedModel(yes_no=[DIRTY_CUP_BLOCKS_HOLDING, ("to hold a bowl", False), ("", True)])
+    loop = tiny_loop(tiny, model)
+    loop.plan()
+    run_until(loop, "hold_cup")
+    assert loop.observe("the cup is dirty") is Reaction.NO_SOLUTION
+    assert loop.explanation().endswith("(a bowl: not suitable to hold a bowl)")

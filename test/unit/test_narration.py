@@ -250,7 +250,19 @@ def test_a_plan_is_told_with_its_reason(reason, result, why, text) -> None:
         ),
         (
             ev.NoRole("the cup is dirty", "cup"),
-            "the cup is dirty, and no present object could take the cup's role",
+            "the cup is dirty, and no present object could take the cup's role "
+            "(no kind present is close enough to a cup to ask about)",
+        ),
+        (
+            ev.NoRole(
+                "the vacuum is broken",
+                "vacuum",
+                3,
+                (ev.Refusal("broom", "turn on a broom"), ev.Refusal("mop")),
+            ),
+            "the vacuum is broken, and no present object could take the vacuum's role "
+            "(a broom: not suitable to turn on a broom; a mop: not fit for the role; "
+            "1 accepted kind gave no plan)",
         ),
         (ev.NoRole("(find_faucet) failed", None), "(find_faucet) failed, and nothing to try"),
         (ev.PlanRanOut(), "the plan ran out before the goal was reached"),
