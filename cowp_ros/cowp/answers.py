@@ -57,6 +57,8 @@ class MonitorVerdict:
     """Calibrated monitors: the variant's score (log-odds of "blocked"); else None."""
     threshold: float | None = None
     variant: str | None = None
+    seconds: float | None = None
+    """How long the question took to answer (a cached answer: about 0), when measured."""
 
     def to_dict(self) -> dict[str, Any]:
         calibrated = (
@@ -64,6 +66,8 @@ class MonitorVerdict:
             if self.variant is not None
             else {}
         )
+        if self.seconds is not None:
+            calibrated["seconds"] = round(self.seconds, 4)
         return {
             "prompt": 1,
             "step": str(self.step),

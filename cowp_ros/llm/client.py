@@ -48,6 +48,9 @@ from cowp_ros.llm.language_model import Choice, Example, Usage, YesNo
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.llm.transport import LANGUAGE_MODEL, ModelTransport
 
+WARM_QUESTION = "Ready?"
+"""The question `warm` ends its prefix with (its answer is not read)."""
+
 SYSTEM_PROMPT = (
     "You are the commonsense reasoner of a household service robot. Use everyday "
     "knowledge of objects, their states and what they can be used for. When a question "
@@ -185,6 +188,7 @@ class OpenAICompatibleModel:
         self.prefix_cached_tokens = 0
         """Prompt tokens the server reused from its prompt cache (when it reports them)."""
         self.dropped_logprobs = 0
+        self.warm_seconds = 0.0  # `warm`'s, not in `usage` (which counts questions)
         """Replies whose log-probabilities were unusable (the text decided instead)."""
         self.answers = CachedAnswers(
             open_cache(settings, cache),
@@ -387,6 +391,18 @@ class OpenAICompatibleModel:
         return [
             YesNo(verdicts.get(i), None, text, cached=False) for i in range(1, len(questions) + 1)
         ]
+
+    def warm(self, *, system: str | None = None, examples: Sequence[Example] = ()) -> float:
+        """Have the server read the prefix of `system` and `examples` now (llama.cpp reads
+        only what a new prompt adds to its last one): seconds taken, 0.0 if it failed."""
+        messages, started = self._messages(WARM_QUESTION, system, examples), time.monotonic()
+        payload = {"model": self.name, "messages": messages, "max_tokens": 1, **self._decoding()}
+        try:
+            self._transport.post("/chat/completions", payload)  # nothing answered or cached
+        except CowpError:
+            return 0.0
+        self.warm_seconds += (seconds := time.monotonic() - started)
+        return seconds
 
     def close(self) -> None:
         """Release the HTTP connections (the object is unusable afterwards)."""

@@ -120,6 +120,9 @@ class MethodEntry:
     reasoners: Callable[[LanguageModel, ReasonerContext], Reasoners]
     loop: Callable[[LoopParts], OpenWorldPlanner]
     trace: Callable[[OpenWorldPlanner], list[str]] = default_trace
+    warm: Callable[[LanguageModel], None] | None = None
+    """Have the model's server read the method's shared prompt prefix ahead of the
+    first situation (None: the method has none to warm)."""
 
 
 _ENTRIES: dict[str, MethodEntry] = {}

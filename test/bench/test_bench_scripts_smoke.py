@@ -9,6 +9,7 @@ benchmarks/ without a smoke run here fails `test_every_script_has_a_smoke_run`.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -84,6 +85,18 @@ def test_bench_step_mapping(tmp_path: Path) -> None:
 def test_bench_grounded_thresholds(tmp_path: Path) -> None:
     out = smoke("bench_grounded_thresholds.py", tmp_path, "--json", "items.json")
     assert '"split": "dev"' in out and (tmp_path / "items.json").is_file()
+
+
+@pytest.mark.ros
+def test_bench_decision_time(tmp_path: Path) -> None:
+    out = smoke(
+        "bench_decision_time.py", tmp_path, "--json", "times.json",
+        env={"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"},
+    )  # fmt: skip
+    assert '"source": "cowp run"' in out and '"source": "commonsense node"' in out
+    timed = json.loads((tmp_path / "times.json").read_text())
+    assert {t["source"] for t in timed} == {"cowp run", "commonsense node"}
+    assert all(not t["error"] and t["questions"] >= 1 for t in timed)
 
 
 def test_bench_grounded_figures(tmp_path: Path) -> None:

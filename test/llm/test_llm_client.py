@@ -217,3 +217,27 @@ def test_a_sampled_verdict_is_the_token_the_server_drew(
 def test_a_sampling_temperature_out_of_range_is_refused(temperature: float) -> None:
     with pytest.raises(CowpError, match="temperature"):
         Sampling(temperature, 0)
+
+
+def test_warm_sends_the_questions_prefix_and_answers_nothing(
+    scripted: Any, make_completion: Any, tmp_path: Path
+) -> None:
+    examples = [Example("Is fire hot?", "Yes"), Example("Is ice hot?", "No")]
+    scripted.reply(make_completion("Yes"))
+    scripted.reply(make_completion("Yes", YES_TOP))
+    model = model_for(scripted.url, tmp_path)
+    assert model.warm(examples=examples) >= 0.0
+    model.ask_yes_no("Is water wet?", examples=examples)
+    warmed, asked = (r.json["messages"] for r in scripted.chat_requests)
+    assert warmed[:-1] == asked[:-1]  # the same prefix, up to the last question
+    assert warmed[-1]["content"] != asked[-1]["content"]
+    assert model.usage.calls == 1 and model.warm_seconds > 0.0  # warming is no question
+    assert scripted.chat_requests[0].json["max_tokens"] == 1
+
+
+def test_warm_against_a_failing_server_costs_nothing_but_time(tmp_path: Path) -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    model = model_for(f"http://127.0.0.1:{port}/v1", tmp_path, timeout_s=2.0)
+    assert model.warm(examples=[Example("Is fire hot?", "Yes")]) == 0.0

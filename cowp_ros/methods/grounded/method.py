@@ -29,6 +29,7 @@ from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
 from cowp_ros.cowp.policies import GROUNDED_POLICIES
 from cowp_ros.llm.embeddings import Embedder
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.grounded import questions
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.grounding import GroundedFacts
 from cowp_ros.methods.grounded.settings import GroundedSettings, shared_embedder
@@ -114,6 +115,7 @@ GROUNDED = register(
         reasoners=grounded_reasoners,
         loop=grounded_loop_from,
         trace=grounded_trace,
+        warm=questions.warm,
     )
 )
 

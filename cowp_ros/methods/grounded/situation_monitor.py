@@ -31,6 +31,7 @@ object), so no question is asked twice.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,6 +105,7 @@ class Asked:
     answer: YesNo
     score: float | None
     threshold: float
+    seconds: float = 0.0  # how long the model took to answer
 
     @property
     def reached(self) -> bool:
@@ -121,6 +123,7 @@ class Asked:
             "score": self.score,
             "threshold": self.threshold,
             "reached": self.reached,
+            "seconds": round(self.seconds, 4),
         }
 
 
@@ -253,6 +256,7 @@ class GroundedMonitor:
                     score=asked.score,
                     threshold=asked.threshold,
                     variant=asked.kind,
+                    seconds=asked.seconds,
                 )
                 for asked in decision.asked
             )
@@ -310,12 +314,14 @@ class GroundedMonitor:
     def _ask(self, kind: str, question: str, threshold: float) -> Asked:
         """One question after the shared examples; its score is the log-odds of the
         answer that blocks (`YES_BLOCKS`)."""
+        started = time.monotonic()
         answer = self.model.ask_yes_no(question, examples=self.examples)
+        seconds = time.monotonic() - started
         score = None
         if answer.p_yes is not None:
             yes = logit(answer.p_yes)
             score = yes if kind in YES_BLOCKS else -yes
-        return Asked(kind, question, answer, score, threshold)
+        return Asked(kind, question, answer, score, threshold, seconds)
 
     @staticmethod
     def _blocked_step(

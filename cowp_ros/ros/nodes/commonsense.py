@@ -114,13 +114,29 @@ class CommonsenseNode(Node):
             ),
         )
         self._lock = threading.Lock()
-        group = MutuallyExclusiveCallbackGroup()
+        self._group = group = MutuallyExclusiveCallbackGroup()
         self.create_service(CheckPlan, CHECK_PLAN_SERVICE, self.on_check_plan, callback_group=group)
         self.create_service(
             AcquireKnowledge, ACQUIRE_SERVICE, self.on_acquire_knowledge, callback_group=group
         )
         self.calibration = self._load_calibration()
         self.get_logger().info(f"answering with {self.model.name}, method {self.method.name}")
+        self._warm_soon()
+
+    def _warm_soon(self) -> None:
+        """Have the server read the method's shared prompt prefix once the node spins (at
+        start-up, and after stand-in questions, whose prompts evict it), so that the
+        next situation costs only its own words. A request that comes meanwhile waits."""
+        warm = self.method.warm
+        if warm is None:
+            return
+
+        def once() -> None:
+            self.destroy_timer(timer)
+            with self._lock:
+                warm(self.model)
+
+        timer = self.create_timer(0.0, once, callback_group=self._group)
 
     def _open_model(self) -> LanguageModel:
         from cowp_ros.bringup.node_secrets import KEY_ENV, USERINFO_ENV, split_key, with_userinfo
@@ -181,7 +197,11 @@ class CommonsenseNode(Node):
     def on_acquire_knowledge(
         self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
     ) -> AcquireKnowledge.Response:
-        return self._answer("AcquireKnowledge", self._acquire, request, response)
+        """The acquirer's answer; then the monitor's prefix is read again."""
+        try:
+            return self._answer("AcquireKnowledge", self._acquire, request, response)
+        finally:
+            self._warm_soon()
 
     def _answer(self, name: str, work: Any, request: Any, response: Any) -> Any:
         """Run one request; every failure becomes `success: false` with a message.

@@ -1,0 +1,287 @@
+"""Model time to decide a situation, as a user meets it: `cowp run` and the commonsense node.
+
+    .venv/bin/python benchmarks/bench_decision_time.py --split dev --limit 4
+    .venv/bin/python benchmarks/bench_decision_time.py --split test --limit 4 --json out.json
+    .venv/bin/python benchmarks/bench_decision_time.py --smoke          # CI
+
+Items: the dataset situations and distractors of the split's tasks at their step, and the
+split's near misses (`bench_grounded_thresholds.py` builds them), the first `--limit` of
+each task. One embedded model server is started for the whole bench (or `--llm-url`),
+and every answer is asked anew (no answer cache), so the times are the model's own.
+
+- **cowp run**: each item is one `cowp run TASK --situation TEXT --at STEP` in a process
+  of its own, so each situation is the first of its run: the run warms the method's
+  prompt prefix before its plan, as a user's run does. The decision's time is the sum of
+  the monitor questions' `seconds` in the run's report, from the situation to the first
+  stand-in question (stand-in questions are not part of deciding).
+- **commonsense node**: the node started once (it warms the prefix when it starts); each
+  item is one CheckPlan call from a client, its wall time measured by the client (the
+  model's time and ROS's). The node's decision is per request, so nothing carries over.
+
+Printed per source: items, the share decided without a question, and p50 / p95 / max
+seconds for harmless and blocking decisions apart. The machine's load is printed with
+them: on a busy 2-core machine every figure is slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench_grounded_thresholds import NEAR_MISSES, Item, items_for, near_miss_items
+
+from cowp_ros.bench.annotations import load_annotations
+from cowp_ros.bench.dataset import SituationDataset
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.llm.evaluation import default_dataset_dir
+from cowp_ros.tasks import split_tasks
+
+COWP = [sys.executable, "-c", "import sys; from cowp_ros.cli import main; sys.exit(main())"]
+
+
+@dataclass
+class Timed:
+    """One item's decision as a source made it."""
+
+    task: str
+    text: str
+    action: str
+    source: str  # "cowp run" | "commonsense node"
+    blocks: bool = False
+    questions: int = 0
+    seconds: float = 0.0
+    error: str = ""
+
+
+@dataclass
+class Summary:
+    source: str
+    items: int = 0
+    without_question: int = 0
+    errors: int = 0
+    harmless: dict[str, float] = field(default_factory=dict)
+    blocking: dict[str, float] = field(default_factory=dict)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (nearest rank): what q % of the decisions stay within."""
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, int(-(-q * len(ordered) // 100)) - 1))
+    return ordered[rank]
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    return {
+        "n": len(values),
+        "p50": round(percentile(values, 50), 2),
+        "p95": round(percentile(values, 95), 2),
+        "max": round(max(values), 2),
+    }
+
+
+def summarise(source: str, timed: Sequence[Timed]) -> Summary:
+    done = [t for t in timed if not t.error]
+    asked = [t for t in done if t.questions]
+    return Summary(
+        source,
+        items=len(timed),
+        without_question=len(done) - len(asked),
+        errors=len(timed) - len(done),
+        harmless=spread([t.seconds for t in asked if not t.blocks]),
+        blocking=spread([t.seconds for t in asked if t.blocks]),
+    )
+
+
+def decision_of(report: dict[str, Any], situation: str) -> tuple[bool, int, float]:
+    """(blocks, questions, seconds) of the situation's decision in a `cowp run` report."""
+    events = report.get("events", [])
+    start = next(
+        (i for i, e in enumerate(events) if e["kind"] == "situation" and e.get("situation")),
+        None,
+    )
+    if start is None:
+        return False, 0, 0.0
+    questions, seconds, blocks = 0, 0.0, False
+    for event in events[start + 1 :]:
+        if event["kind"] in ("acquirer", "step", "outcome", "situation"):
+            break
+        if event["kind"] == "monitor":
+            questions += 1
+            seconds += float(event.get("seconds") or 0.0)
+        if event["kind"] == "pddl_change" and "precondition" in event["text"]:
+            blocks = True
+    return blocks, questions, seconds
+
+
+def time_cowp_run(item: Item, url: str, model: str, method: str, folder: Path) -> Timed:
+    timed = Timed(item.task, item.text, item.action, "cowp run")
+    report = folder / f"{abs(hash((item.task, item.text, item.action)))}.json"
+    done = subprocess.run(
+        [*COWP, "run", item.task, "--situation", item.text, "--at", item.action,
+         "--method", method, "--no-cache", "--quiet", "--report", str(report),
+         "--llm-url", url, "--llm-model", model],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if not report.is_file():
+        timed.error = (done.stderr or done.stdout).strip()[-300:] or "no report"
+        return timed
+    timed.blocks, timed.questions, timed.seconds = decision_of(
+        json.loads(report.read_text()), item.text
+    )
+    return timed
+
+
+@contextlib.contextmanager
+def commonsense_node(url: str, model: str, method: str, logs: Path) -> Iterator[None]:
+    """The commonsense node alone, on the given server, until the block ends."""
+    from dataclasses import replace
+
+    from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
+    from cowp_ros.bringup.supervisor import Supervisor
+
+    profile = with_parameter_overrides(
+        load_profile("sim"),
+        [
+            f"commonsense.llm_url={url}",
+            f"commonsense.llm_model={model}",
+            f"commonsense.method={method}",
+            "commonsense.answer_cache=false",
+        ],
+    )
+    profile = replace(profile, nodes=tuple(n for n in profile.nodes if n.name == "commonsense"))
+    supervisor = Supervisor(profile, logs, say=lambda _m: None)
+    supervisor.start()
+    try:
+        supervisor.wait_ready(180.0)
+        yield
+    finally:
+        supervisor.stop()
+
+
+def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Path) -> list[Timed]:
+    """Each item as one CheckPlan call to the commonsense node, timed by the client."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    from cowp_interfaces.srv import CheckPlan
+    from cowp_ros.pddl.edits import base_action_name
+    from cowp_ros.planning import make_planner
+    from cowp_ros.ros.conversions import steps_to_msgs
+    from cowp_ros.ros.names import CHECK_PLAN_SERVICE
+    from cowp_ros.tasks import get_task
+
+    timed: list[Timed] = []
+    with commonsense_node(url, model, method, logs):
+        context = rclpy.Context()
+        rclpy.init(context=context)
+        node = Node("bench_decision_time", context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        try:
+            client = node.create_client(CheckPlan, CHECK_PLAN_SERVICE)
+            if not client.wait_for_service(timeout_sec=120.0):
+                raise SystemExit("the commonsense node's CheckPlan service never came up")
+            warm = CheckPlan.Request(task=items[0].task, situation="the robot is ready")
+            _call(executor, client, warm)  # the node has read its prefix once this returns
+            for item in items:
+                steps = list(make_planner("pyperplan").solve(get_task(item.task).load(), 60).steps)
+                actions = [base_action_name(s.action) for s in steps]
+                rest = steps[actions.index(item.action) :]
+                request = CheckPlan.Request(
+                    task=item.task, steps=steps_to_msgs(rest), situation=item.text
+                )
+                one = Timed(item.task, item.text, item.action, "commonsense node")
+                started = time.monotonic()
+                response = _call(executor, client, request)
+                one.seconds = time.monotonic() - started
+                if response is None or not response.success:
+                    one.error = "no answer" if response is None else response.message
+                else:
+                    one.blocks = not response.feasible
+                    one.questions = len(response.questions)
+                timed.append(one)
+                print(
+                    f"node  {one.seconds:5.2f} s  {one.questions} q  {item.text}", file=sys.stderr
+                )
+        finally:
+            executor.shutdown()
+            node.destroy_node()
+            rclpy.shutdown(context=context)
+    return timed
+
+
+def _call(executor: Any, client: Any, request: Any) -> Any:
+    future = client.call_async(request)
+    deadline = time.monotonic() + 300.0
+    while not future.done() and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.05)
+    return future.result() if future.done() else None
+
+
+def bench_items(split: str, limit: int | None) -> list[Item]:
+    dataset = SituationDataset.load(default_dataset_dir())
+    annotations = load_annotations()
+    chosen: list[Item] = []
+    for task in split_tasks()[split]:
+        items = [*items_for(task, dataset, annotations), *near_miss_items(task, NEAR_MISSES[split])]
+        unique = list({(i.text, i.action): i for i in items}.values())
+        chosen += unique[:limit] if limit is not None else unique
+    return chosen
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--limit", type=int, default=None, help="items per task (default all)")
+    parser.add_argument("--method", default="grounded")
+    parser.add_argument("--no-node", action="store_true", help="time `cowp run` only")
+    parser.add_argument("--json", type=Path, help="write every item's time here")
+    parser.add_argument("--llm-url", default=None, help="a running server (default: embedded)")
+    parser.add_argument("--llm-model", default=None)
+    parser.add_argument("--smoke", action="store_true", help=f"two items; {SMOKE_HELP}")
+    args = parser.parse_args(argv)
+    items = bench_items(args.split, 1 if args.smoke else args.limit)[: 2 if args.smoke else None]
+    with contextlib.ExitStack() as stack:
+        url, model = args.llm_url, args.llm_model
+        if args.smoke:
+            url, model = stack.enter_context(sensible_model_server()), "scripted"
+        elif url is None:
+            from cowp_ros.llm.endpoint import llm_endpoint
+            from cowp_ros.llm.settings import LLMSettings
+
+            settings = stack.enter_context(llm_endpoint(LLMSettings()))
+            url, model = settings.base_url, settings.model
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        timed: list[Timed] = []
+        for item in items:
+            one = time_cowp_run(item, url, model or "", args.method, folder)
+            print(f"run   {one.seconds:5.2f} s  {one.questions} q  {item.text}", file=sys.stderr)
+            timed.append(one)
+        if not args.no_node:
+            timed += time_node(items, url, model or "", args.method, folder / "logs")
+    sources = dict.fromkeys(t.source for t in timed)
+    summaries = [summarise(source, [t for t in timed if t.source == source]) for source in sources]
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(json.dumps({"split": args.split, "model": model, "load": load,
+                      "sources": [asdict(s) for s in summaries]}, indent=1))  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps([asdict(t) for t in timed], indent=1))
+    return 1 if any(s.errors for s in summaries) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
