@@ -5,8 +5,9 @@
     .venv/bin/python benchmarks/bench_decision_time.py --smoke          # CI
 
 Items: the dataset situations and distractors of the split's tasks at their step, and the
-split's near misses (`bench_grounded_thresholds.py` builds them), the first `--limit` of
-each task. One embedded model server is started for the whole bench (or `--llm-url`),
+split's near misses (`bench_grounded_thresholds.py` builds them): per task, each sentence
+once, the first `--limit` blocking and the first `--limit` harmless ones by the judge
+files. One embedded model server is started for the whole bench (or `--llm-url`),
 and every answer is asked anew (no answer cache), so the times are the model's own.
 
 - **cowp run**: each item is one `cowp run TASK --situation TEXT --at STEP` in a process
@@ -35,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -232,13 +234,18 @@ def _call(executor: Any, client: Any, request: Any) -> Any:
 
 
 def bench_items(split: str, limit: int | None) -> list[Item]:
+    """Per task, each sentence once (at its first step), the first `limit` the judge
+    files call blocking and the first `limit` harmless ones, in turn."""
     dataset = SituationDataset.load(default_dataset_dir())
     annotations = load_annotations()
     chosen: list[Item] = []
     for task in split_tasks()[split]:
         items = [*items_for(task, dataset, annotations), *near_miss_items(task, NEAR_MISSES[split])]
-        unique = list({(i.text, i.action): i for i in items}.values())
-        chosen += unique[:limit] if limit is not None else unique
+        unique = list({i.text: i for i in reversed(items)}.values())[::-1]
+        blocking = [i for i in unique if i.blocking][:limit]
+        harmless = [i for i in unique if not i.blocking][:limit]
+        for pair in zip_longest(blocking, harmless):
+            chosen += [i for i in pair if i is not None]
     return chosen
 
 
