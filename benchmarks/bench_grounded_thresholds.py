@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -223,6 +224,67 @@ def object_decision_report(items: Sequence[Item], settings: GroundedSettings) ->
     return line
 
 
+def reliability_groups(
+    items: Sequence[Item], settings: GroundedSettings
+) -> dict[str, list[tuple[float, bool]]]:
+    """(model's probability of the blocking answer, the item blocks) per kind of question:
+    the use question on every object item, the dirt and need questions on the items the
+    use question leaves usable (where they decide), the task question on its items."""
+    objects = [i for i in items if i.by == "question" and i.score is not None]
+    left = [i for i in objects if (i.score or 0.0) < settings.use_threshold]
+    return {
+        "use": [(sigmoid(i.score or 0.0), i.blocking) for i in objects],
+        "dirty": [(sigmoid(i.dirty), i.blocking) for i in left if i.dirty is not None],
+        "need": [(sigmoid(i.need), i.blocking) for i in left if i.need is not None],
+        "task": [
+            (sigmoid(i.score), i.blocking)
+            for i in items
+            if i.by == "world question" and i.score is not None
+        ],
+    }
+
+
+def sigmoid(score: float) -> float:
+    return 1.0 / (1.0 + math.exp(-score))
+
+
+def plot_reliability(
+    groups: dict[str, list[tuple[float, bool]]], path: Path, title: str, bins: int = 5
+) -> None:
+    """A reliability plot per kind of question: items binned by the model's probability
+    of the blocking answer against the share that blocks, with each bin's count."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 4), sharey=True)
+    for axis, (kind, pairs) in zip(axes, groups.items(), strict=True):
+        axis.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1)
+        centres, shares, counts = [], [], []
+        for b in range(bins):
+            low, high = b / bins, (b + 1) / bins
+            inside = [
+                blocks for p, blocks in pairs if low <= p < high or (b == bins - 1 and p == 1)
+            ]
+            if inside:
+                centres.append((low + high) / 2)
+                shares.append(sum(inside) / len(inside))
+                counts.append(len(inside))
+        axis.plot(centres, shares, marker="o")
+        for x, y, n in zip(centres, shares, counts, strict=True):
+            axis.annotate(str(n), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        axis.set_title(f"{kind} ({len(pairs)} items)")
+        axis.set_xlabel("P(blocking answer)")
+        axis.set_xlim(0, 1)
+        axis.set_ylim(-0.05, 1.05)
+    axes[0].set_ylabel("share that blocks (judge files)")
+    figure.suptitle(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
 def report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, object]:
     out: dict[str, object] = {"object decision": object_decision_report(items, settings)}
     for by in ("grounding", "question", "world question"):
@@ -263,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--dataset", default=str(default_dataset_dir()))
     parser.add_argument("--json", type=Path, help="write the items and the summary here")
+    parser.add_argument(
+        "--plot", type=Path, help="write a reliability plot per kind of question here (.png)"
+    )
     parser.add_argument(
         "--near-misses",
         type=Path,
@@ -309,6 +374,9 @@ def _run(args: argparse.Namespace, items: list[Item], tasks: list[str]) -> int:
         print(f"{item.task:10} {item.action:14} {label} {item.by:15} {scores}  {item.text}")
     summary = report(items, settings)
     print(json.dumps({"split": args.split, "tasks": tasks, **summary}, indent=1))
+    if args.plot:
+        title = f"{args.split} tasks, {settings.model}: P(blocking answer) vs blocking"
+        plot_reliability(reliability_groups(items, settings), args.plot, title)
     if args.json:
         args.json.write_text(
             json.dumps({"summary": summary, "items": [i.__dict__ for i in items]}, indent=1)

@@ -83,8 +83,11 @@ def test_bench_step_mapping(tmp_path: Path) -> None:
 
 
 def test_bench_grounded_thresholds(tmp_path: Path) -> None:
-    out = smoke("bench_grounded_thresholds.py", tmp_path, "--json", "items.json")
+    out = smoke(
+        "bench_grounded_thresholds.py", tmp_path, "--json", "items.json", "--plot", "rel.png"
+    )
     assert '"split": "dev"' in out and (tmp_path / "items.json").is_file()
+    assert (tmp_path / "rel.png").stat().st_size > 0
 
 
 @pytest.mark.ros
