@@ -38,6 +38,7 @@ def profile(tmp_path: Path, url: str, events: bool):
             f"commonsense.llm_url={url}",
             f"commonsense.llm_model={MODEL}",
             "commonsense.answer_cache=false",
+            "commonsense.warm_prefix=false",  # it counts every request
             "commonsense.monitor_calibration=off",
             f"task_manager.report_dir={tmp_path / 'reports'}",
         ],

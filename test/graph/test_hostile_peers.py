@@ -129,6 +129,7 @@ def commonsense(start_graph) -> Iterator[SensibleModel]:
                     f"commonsense.llm_url={server.url}",
                     "commonsense.llm_model=scripted",
                     "commonsense.answer_cache=false",
+                    "commonsense.warm_prefix=false",  # it counts every request
                     "commonsense.monitor_calibration=off",
                     "commonsense.method=cowp",
                 ],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from graph_harness import Probe, partial_profile
 
@@ -149,3 +151,47 @@ def test_commonsense_grounded_decides_once_for_the_steps_up_to_the_blocked_one(
             "decided: the cup is broken: blocks after 1 question: it can no longer be used"
         )
         assert check.predicate == "(is_broken cup_1)" and check.predicate_source == "grounding"
+
+
+def test_commonsense_reads_the_grounded_prefix_ahead_at_start_and_after_stand_ins(
+    start_graph, probe: Probe
+) -> None:
+    from cowp_ros.chaos.answers import SensibleModel
+    from cowp_ros.chaos.server import ScriptedLLMServer
+    from cowp_ros.llm.client import WARM_QUESTION
+    from cowp_ros.methods.grounded.questions import EXAMPLES
+
+    def warmed(server: ScriptedLLMServer) -> int:
+        return sum(
+            1 for r in server.chat_requests if r.json["messages"][-1]["content"] == WARM_QUESTION
+        )
+
+    def wait_warmed(server: ScriptedLLMServer, count: int) -> None:
+        deadline = time.monotonic() + 60.0
+        while warmed(server) < count:
+            assert time.monotonic() < deadline, f"{count} prefix reading(s) never came"
+            probe.executor.spin_once(timeout_sec=0.1)
+
+    with ScriptedLLMServer(SensibleModel()) as server:
+        start_graph(
+            partial_profile(
+                ["commonsense"],
+                [f"commonsense.llm_url={server.url}", "commonsense.llm_model=scripted"],
+            )
+        )
+        wait_warmed(server, 1)  # at start-up, before any request
+        first = next(
+            r for r in server.chat_requests if r.json["messages"][-1]["content"] == WARM_QUESTION
+        )
+        examples = [m["content"] for m in first.json["messages"][1:-1:2]]
+        assert examples == [e.question for e in EXAMPLES]  # the monitor's shared prefix
+        request = AcquireKnowledge.Request(
+            task="serve_water",
+            role_type="cup",
+            actions=["fill_water"],
+            candidate_types=["mug"],
+            candidate_examples=["mug_1"],
+            situation="the cup is dirty",
+        )
+        assert call(probe, AcquireKnowledge, "/cowp/acquire_knowledge", request).success
+        wait_warmed(server, 2)  # stand-in questions evicted it: read again

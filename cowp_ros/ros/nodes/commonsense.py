@@ -77,6 +77,12 @@ PARAMETERS = (
     Param("embedded_model_path", "", "GGUF file for the embedded model ('' = the provisioned one)"),
     Param("answer_cache", True, "reuse cached answers (false: ask the model anew)"),
     Param(
+        "warm_prefix",
+        True,
+        "have the server read the method's shared prompt prefix at start-up and after "
+        "stand-in questions (false: a server that keeps no prompt, or is paid per call)",
+    ),
+    Param(
         "monitor_threshold",
         0.5,
         "P(yes) below which an unclear answer means 'no'",
@@ -114,7 +120,7 @@ class CommonsenseNode(Node):
             ),
         )
         self._lock = threading.Lock()
-        self._group = group = MutuallyExclusiveCallbackGroup()
+        group = MutuallyExclusiveCallbackGroup()
         self.create_service(CheckPlan, CHECK_PLAN_SERVICE, self.on_check_plan, callback_group=group)
         self.create_service(
             AcquireKnowledge, ACQUIRE_SERVICE, self.on_acquire_knowledge, callback_group=group
@@ -124,19 +130,22 @@ class CommonsenseNode(Node):
         self._warm_soon()
 
     def _warm_soon(self) -> None:
-        """Have the server read the method's shared prompt prefix once the node spins (at
-        start-up, and after stand-in questions, whose prompts evict it), so that the
-        next situation costs only its own words. A request that comes meanwhile waits."""
+        """Have the server read the method's shared prompt prefix now, in the background
+        (at start-up, and after stand-in questions, whose prompts evict it), so that the
+        next situation costs only its own words; a request that comes meanwhile waits
+        for it, the node's other services do not."""
         warm = self.method.warm
-        if warm is None:
+        if warm is None or not self.params["warm_prefix"]:
             return
 
-        def once() -> None:
-            self.destroy_timer(timer)
-            with self._lock:
-                warm(self.model)
+        def read_prefix() -> None:
+            try:
+                with self._lock:
+                    warm(self.model)
+            except Exception as err:  # the server gone, or the node shutting down
+                self.get_logger().debug(f"reading the prompt prefix ahead failed: {err}")
 
-        timer = self.create_timer(0.0, once, callback_group=self._group)
+        threading.Thread(target=read_prefix, name="warm_prefix", daemon=True).start()
 
     def _open_model(self) -> LanguageModel:
         from cowp_ros.bringup.node_secrets import KEY_ENV, USERINFO_ENV, split_key, with_userinfo
