@@ -8,8 +8,10 @@ with first-token log-probabilities, P(yes) = `confidence`), other requests get t
 
     SensibleModel(no=[r"find the can, if the can is broken"])
 
-says "No" to yes/no questions matching any `no` pattern and "Yes" to the others;
-free-text questions get the first matching `texts` rule or `default_text`.
+says "No" to yes/no questions matching any `no` pattern and "Yes" to the others, but
+for a question whether what a sentence says makes something dirty ("The cup has mould
+in it. Is the cup dirty?"), which it answers by the sentence's words; free-text
+questions get the first matching `texts` rule or `default_text`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer, completion, yes_no_logprobs
+
+DIRT_QUESTION = re.compile(r"^(?P<told>.+)\. Is .+ dirty\?$", re.DOTALL)
+DIRTY_WORDS = re.compile(
+    r"\b(dirty|filthy|stain(s|ed)?|mud(dy)?|mou?ld(y)?|grease|greasy|sticky|grime|crumbs)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -36,7 +44,10 @@ class SensibleModel:
 
     def verdict(self, question: str) -> bool:
         """The yes/no answer to `question`."""
-        return not any(re.search(pattern, question, re.IGNORECASE) for pattern in self.no)
+        if any(re.search(pattern, question, re.IGNORECASE) for pattern in self.no):
+            return False
+        told = DIRT_QUESTION.match(question.strip())
+        return bool(DIRTY_WORDS.search(told["told"])) if told else True
 
     def text(self, question: str) -> str:
         """The free-text answer to `question`."""

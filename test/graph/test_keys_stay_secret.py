@@ -25,6 +25,7 @@ from cowp_ros.bringup.node_secrets import keys_moved_out, split_key, with_userin
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.chaos.answers import SensibleModel
 from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer
+from cowp_ros.llm.client import WARM_QUESTION
 
 RUN_CLI = "import sys; from cowp_ros.cli import main; sys.exit(main())"
 
@@ -82,8 +83,8 @@ def test_no_key_in_any_parameter_log_bag_or_report(
 
     def respond(request: Request) -> Reply | None:
         authorizations.append(request.headers.get("Authorization", ""))
-        if request.is_chat:
-            asked.set()
+        if request.is_chat and request.json["messages"][-1]["content"] != WARM_QUESTION:
+            asked.set()  # a question (not the node reading its prompt prefix ahead)
         return sane(request)
 
     with ScriptedLLMServer(respond) as server:
