@@ -39,6 +39,7 @@ def test_a_transport_fault_still_writes_the_report(
 ) -> None:
     report = tmp_path / "report.json"
     with ScriptedLLMServer() as server:
+        server.reply(completion("Yes"))  # the run reads its prompt prefix ahead
         server.reply({"error": {"message": "overloaded"}}, status=503)
         server.reply({"error": {"message": "overloaded"}}, status=503)  # the retry
         code = main(
@@ -113,6 +114,7 @@ def test_run_takes_the_llm_flags_every_command_takes(tmp_path: Path) -> None:
     """The 401 hint names --llm-key: `cowp run` must accept it (and --no-cache)."""
     report = tmp_path / "r.json"
     with ScriptedLLMServer() as server:
+        server.reply(completion("Yes"))  # the run reads its prompt prefix ahead
         server.reply({"error": {"message": "who are you"}}, status=401)
         code = main(
             ["run", "fill_cup", "--situation", "the cup is dirty", "--llm-url", server.url,
