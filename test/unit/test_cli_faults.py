@@ -246,10 +246,13 @@ def test_ctrl_c_while_the_model_answers_ends_within_a_second(tmp_path: Path) -> 
     import threading
 
     from cowp_ros.chaos.server import Reply
+    from cowp_ros.llm.client import WARM_QUESTION
 
     asked = threading.Event()
 
     def slow(request: Any) -> Reply:
+        if request.json["messages"][-1]["content"] == WARM_QUESTION:
+            return Reply(body=completion("Yes"))  # the run reads its prompt prefix ahead
         asked.set()
         return Reply(body=completion("Yes", [("Yes", -0.1)]), delay_s=60.0)
 
