@@ -26,6 +26,7 @@ import contextlib
 import email.utils
 import json
 import math
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -216,6 +217,9 @@ class ModelTransport:
         cancelled = threading.Event()
 
         def work() -> None:
+            # Ctrl-C and SIGTERM are for the waiting thread: a signal the kernel gave this
+            # one would leave that thread asleep until the deadline.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
             try:
                 outcome["value"] = self._transfer(method, path, content, deadline, cancelled)
             except BaseException as err:  # handed to the waiting thread
