@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import itertools
 import json
 import math
 import sys
@@ -45,6 +47,7 @@ from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
     NEED,
     STATE,
+    TASK_STATE,
     GroundedMonitor,
     Thresholds,
     uses,
@@ -68,6 +71,7 @@ class Item:
     score: float | None = None
     dirty: float | None = None  # the state question's score ("is it dirty?")
     need: float | None = None  # the need question's score ("must it be clean?")
+    task_dirty: float | None = None  # log-odds of "yes": the task's own words call it dirty
 
 
 NEAR_MISSES = {
@@ -136,7 +140,7 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
         rest = steps[actions.index(item.action) :]
         # Thresholds that ask every question of an object's decision, for its scores.
         monitor = GroundedMonitor(
-            model, spec.description, Thresholds(use=99.0, world=99.0, dirty=-99.0, need=99.0)
+            model, spec.description, Thresholds(use=99.0, world=99.0, dirty=-99.0, need=-99.0)
         )
         situation = Situation(item.text)
         usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]
@@ -156,6 +160,8 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
         item.score = decision.score
         item.dirty = decision.score_of(STATE)
         item.need = decision.score_of(NEED)
+        expected = decision.score_of(TASK_STATE)
+        item.task_dirty = None if expected is None else -expected
 
 
 def best_threshold(items: Sequence[Item]) -> tuple[float, float]:
@@ -176,15 +182,54 @@ def best_threshold(items: Sequence[Item]) -> tuple[float, float]:
     return best
 
 
+def object_gains(items: Sequence[Item], settings: GroundedSettings) -> dict[str, float]:
+    """Crowd-weighted (true blocks - false alarms) of the object decision on `items`: at
+    the configured thresholds, and the most any (use, dirty, need) thresholds reach (each
+    at a midpoint between neighbouring scores); the choice is made by hand among those
+    that reach it (`config/grounded.yaml` says where each sits)."""
+    group = [i for i in items if i.by == "question" and i.score is not None]
+    dirt = [i for i in group if i.dirty is not None and i.need is not None]
+
+    def gain(use: float, dirty: float, need: float) -> float:
+        chosen = dataclasses.replace(
+            settings, use_threshold=use, dirty_threshold=dirty, need_threshold=need
+        )
+        return sum(
+            (i.weight if i.blocking else -i.weight)
+            for i in group
+            if blocks_by_object_questions(i, chosen)
+        )
+
+    def cuts(values: set[float]) -> list[float]:
+        ordered = sorted(values) or [0.0]
+        ends = [ordered[0] - 0.5, ordered[-1] + 0.5]
+        return [*ends, *((a + b) / 2 for a, b in itertools.pairwise(ordered))]
+
+    best = max(
+        (
+            gain(use, dirty, need)
+            for use in cuts({i.score or 0.0 for i in group})
+            for dirty in cuts({i.dirty or 0.0 for i in dirt})
+            for need in cuts({i.need or 0.0 for i in dirt})
+        ),
+        default=0.0,
+    )
+    configured = gain(settings.use_threshold, settings.dirty_threshold, settings.need_threshold)
+    return {"configured": configured, "best": best}
+
+
 def blocks_by_object_questions(item: Item, settings: GroundedSettings) -> bool:
-    """The object decision under the configured thresholds: no use, or dirty and needed clean."""
+    """The object decision under the configured thresholds: no use, or dirty and needed
+    clean (by a task whose own words do not call it dirty)."""
     if item.score is not None and item.score >= settings.use_threshold:
         return True
+    expected_dirty = item.task_dirty is not None and item.task_dirty >= 0.0  # the model's word
     return (
         item.dirty is not None
         and item.need is not None
         and item.dirty >= settings.dirty_threshold
         and item.need >= settings.need_threshold
+        and not expected_dirty
     )
 
 
@@ -286,7 +331,10 @@ def plot_reliability(
 
 
 def report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, object]:
-    out: dict[str, object] = {"object decision": object_decision_report(items, settings)}
+    out: dict[str, object] = {
+        "object decision": object_decision_report(items, settings),
+        "object decision gain (configured, best)": object_gains(items, settings),
+    }
     for by in ("grounding", "question", "world question"):
         group = [i for i in items if i.by == by]
         blocking = [i for i in group if i.blocking]
@@ -368,7 +416,7 @@ def _run(args: argparse.Namespace, items: list[Item], tasks: list[str]) -> int:
     for item in items:
         scores = " ".join(
             "     -" if value is None else f"{value:6.2f}"
-            for value in (item.score, item.dirty, item.need)
+            for value in (item.score, item.dirty, item.need, item.task_dirty)
         )
         label = "BLOCK" if item.blocking else "fine "
         print(f"{item.task:10} {item.action:14} {label} {item.by:15} {scores}  {item.text}")

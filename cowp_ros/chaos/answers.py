@@ -9,9 +9,9 @@ with first-token log-probabilities, P(yes) = `confidence`), other requests get t
     SensibleModel(no=[r"find the can, if the can is broken"])
 
 says "No" to yes/no questions matching any `no` pattern and "Yes" to the others, but
-for a question whether what a sentence says makes something dirty ("The cup has mould
-in it. Is the cup dirty?"), which it answers by the sentence's words; free-text
-questions get the first matching `texts` rule or `default_text`.
+for a question whether what a sentence says makes something dirty ("Task: serving
+water. The cup has mould in it. Is the cup dirty?"), which it answers by the
+sentence's words; free-text questions get the first matching `texts` rule or `default_text`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 
 from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer, completion, yes_no_logprobs
 
-DIRT_QUESTION = re.compile(r"^(?P<told>.+)\. Is .+ dirty\?$", re.DOTALL)
+DIRT_QUESTION = re.compile(r"^(?:Task: [^.]*\. )?(?P<told>.+)\. Is .+ dirty\?$", re.DOTALL)
+"""A question whether a sentence makes an object dirty, after the task's words if any."""
 DIRTY_WORDS = re.compile(
     r"\b(dirty|filthy|stain(s|ed)?|mud(dy)?|mou?ld(y)?|grease|greasy|sticky|grime|crumbs)\b",
     re.IGNORECASE,

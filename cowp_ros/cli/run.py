@@ -300,7 +300,7 @@ def run_with_model(
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
         print(f"model: {loop.report.model}; planner: {loop.planner.name}; method: {method}")
         loop.report.listeners.append(print_event)
-    warm_prefix(method, model, quiet=args.quiet)
+    warm_prefix(method, model, spec.description, quiet=args.quiet)
     robot = ScheduledRobot(schedule)
     if args.llm_state:
         from cowp_ros.methods.llm_state.loop import BeliefLoop
@@ -322,14 +322,15 @@ def run_with_model(
     return 0 if end.outcome is Outcome.COMPLETED else 3
 
 
-def warm_prefix(method: str, model: LanguageModel, *, quiet: bool) -> None:
-    """Have the server read the method's shared prompt prefix before the plan is made,
-    so that the first situation of the run costs only its own words."""
+def warm_prefix(method: str, model: LanguageModel, description: str, *, quiet: bool) -> None:
+    """Have the server read the method's shared prompt prefix (and the task's words,
+    `description`) before the plan is made, so that the first situation of the run
+    costs only its own words."""
     warm = get_method(method).warm
     if warm is None:
         return
     before = getattr(model, "warm_seconds", 0.0)
-    warm(model)
+    warm(model, description)
     seconds = getattr(model, "warm_seconds", 0.0) - before
     if not quiet and seconds > 0.0:
         print(f"read the questions' shared prefix ahead in {seconds:.1f} s", flush=True)

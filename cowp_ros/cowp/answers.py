@@ -59,6 +59,12 @@ class MonitorVerdict:
     variant: str | None = None
     seconds: float | None = None
     """How long the question took to answer (a cached answer: about 0), when measured."""
+    judgement: str = ""
+    """What the answer was judged to mean, in words ("the cup is not dirty"), from the
+    monitor that asked it: only it knows which answer of its question blocks ("" where
+    it does not say: the narration then speaks of the step)."""
+    confidence: float | None = None
+    """The model's probability of the answer judged, with `judgement`."""
 
     def to_dict(self) -> dict[str, Any]:
         calibrated = (
@@ -68,6 +74,8 @@ class MonitorVerdict:
         )
         if self.seconds is not None:
             calibrated["seconds"] = round(self.seconds, 4)
+        if self.judgement:
+            calibrated["judgement"] = self.judgement
         return {
             "prompt": 1,
             "step": str(self.step),

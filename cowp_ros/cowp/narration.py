@@ -10,7 +10,6 @@ decision.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -292,51 +291,36 @@ def explanation(phase: Phase, state: RunState) -> str:
 
 
 def monitor_event_text(verdict: MonitorVerdict) -> str:
-    """ "asked: Q -> answer", with the decision in words when a calibrated score made it.
+    """ "asked: Q -> answer", with the decision in words when a threshold made it.
 
-    A calibrated monitor can judge a step unsuitable although the model's word was
-    "Yes" (its score passed the threshold), so the line says what was judged, with the
-    model's own probability for that judgement ("judged that the cup can no longer be
-    used (confidence 0.87)"); the score, threshold and variant that decided are in the
-    report beside the answer (`MonitorVerdict.to_dict`).
+    A scored answer can be judged the blocking way although the model's word pointed
+    the other (its score passed the threshold), so the line says what was judged, with
+    the model's own probability for that judgement ("judged that the cup can no longer
+    be used (confidence 0.87)"): in the monitor's own words where it gave them (only it
+    knows what its question asks and which answer blocks), else about the step; the
+    score, threshold and variant that decided are in the report beside the answer
+    (`MonitorVerdict.to_dict`).
     """
     marks = " (unclear answer)" if verdict.unclear else ""
     text = f"asked: {verdict.question} -> {verdict.answer.text.strip() or '?'}{marks}"
+    if verdict.judgement:
+        confidence = verdict.confidence
+        sure = f" (confidence {confidence:.2f})" if confidence is not None else ""
+        return f"{text}; judged that {verdict.judgement}{sure}"
     if verdict.score is None or verdict.threshold is None:
         return text
+    # A calibrated Prompt 1 ("is it suitable ...?"): "yes" is the harmless answer.
     p_yes = verdict.answer.p_yes
-    # The model's probability of the answer judged: "yes" is the blocking answer of a
-    # question about dirt or a clean need, the harmless one of every other question.
-    judged_yes = (not verdict.suitable) if verdict.variant in _YES_BLOCKS else verdict.suitable
-    confidence = (
-        f" (confidence {p_yes if judged_yes else 1.0 - p_yes:.2f})" if p_yes is not None else ""
+    sure = (
+        f" (confidence {p_yes if verdict.suitable else 1.0 - p_yes:.2f})"
+        if p_yes is not None
+        else ""
     )
-    return f"{text}; judged that {_judgement(verdict)}{confidence}"
+    return f"{text}; judged that {_step_judgement(verdict)}{sure}"
 
 
-_USED_OBJECT = re.compile(r"^Can the robot still use (.+?) for ")
-_DIRTY_OBJECT = re.compile(r"Is (.+?) dirty\?$")
-_NEEDED_CLEAN = re.compile(r"^For (.+), must (.+?) be clean\?$")
-_YES_BLOCKS = frozenset({"state question", "need question"})
-
-
-def _judgement(verdict: MonitorVerdict) -> str:
-    """What a calibrated verdict means, in words."""
-    if verdict.variant == "world question":
-        return "the task can go on" if verdict.suitable else "the task cannot go on"
-    dirty = _DIRTY_OBJECT.search(verdict.question)
-    if verdict.variant == "state question" and dirty is not None:
-        return f"{dirty.group(1)} is {'not ' if verdict.suitable else ''}dirty"
-    needed = _NEEDED_CLEAN.match(verdict.question)
-    if verdict.variant == "need question" and needed is not None:
-        need = "does not need" if verdict.suitable else "needs"
-        return f"{needed.group(1)} {need} {needed.group(2)} clean"
-    used = _USED_OBJECT.match(verdict.question)
-    if used is not None:
-        thing = used.group(1)
-        return (
-            f"{thing} can still be used" if verdict.suitable else f"{thing} can no longer be used"
-        )
+def _step_judgement(verdict: MonitorVerdict) -> str:
+    """What a calibrated verdict about a step means, in words."""
     if verdict.suitable:
         return f"the robot can still do {verdict.step}"
     return f"the robot should not do {verdict.step}"

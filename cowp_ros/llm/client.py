@@ -146,22 +146,6 @@ class Sampling:
         return {"temperature": self.temperature, "seed": self.seed}
 
 
-@dataclass(frozen=True)
-class RankedOption:
-    """One candidate with the model's confidence that it suits the task."""
-
-    option: str
-    p_yes: float | None
-    answer: bool | None
-
-    @property
-    def score(self) -> float:
-        """P(yes) where known, else 1/0/0.5 from the text verdict."""
-        if self.p_yes is not None:
-            return self.p_yes
-        return {True: 1.0, False: 0.0, None: 0.5}[self.answer]
-
-
 class OpenAICompatibleModel:
     """The `LanguageModel` the stack uses: an OpenAI-compatible server plus answer cache."""
 
@@ -344,25 +328,6 @@ class OpenAICompatibleModel:
 
     # --- batching helpers ----------------------------------------------------------
 
-    def rank(
-        self,
-        questions: Mapping[str, str],
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-    ) -> list[RankedOption]:
-        """Rank candidates by P(yes) of their own question, most suitable first.
-
-        One one-token call per candidate, each sharing the cached prefix: on the check
-        set this kept accuracy where one combined question did not (see `ask_batch`).
-        """
-        ranked = [
-            RankedOption(option, verdict.p_yes, verdict.answer)
-            for option, question in questions.items()
-            for verdict in [self.ask_yes_no(question, system=system, examples=examples)]
-        ]
-        return sorted(ranked, key=lambda item: item.score, reverse=True)
-
     def ask_batch(
         self,
         questions: Sequence[str],
@@ -392,10 +357,17 @@ class OpenAICompatibleModel:
             YesNo(verdicts.get(i), None, text, cached=False) for i in range(1, len(questions) + 1)
         ]
 
-    def warm(self, *, system: str | None = None, examples: Sequence[Example] = ()) -> float:
-        """Have the server read the prefix of `system` and `examples` now (llama.cpp reads
-        only what a new prompt adds to its last one): seconds taken, 0.0 if it failed."""
-        messages, started = self._messages(WARM_QUESTION, system, examples), time.monotonic()
+    def warm(
+        self,
+        *,
+        system: str | None = None,
+        examples: Sequence[Example] = (),
+        question: str = WARM_QUESTION,
+    ) -> float:
+        """Have the server read the prefix of `system`, `examples` and `question` (the
+        words the coming questions start with) now (llama.cpp reads only what a new
+        prompt adds to its last one): seconds taken, 0.0 if it failed."""
+        messages, started = self._messages(question, system, examples), time.monotonic()
         payload = {"model": self.name, "messages": messages, "max_tokens": 1, **self._decoding()}
         try:
             self._transport.post("/chat/completions", payload)  # nothing answered or cached

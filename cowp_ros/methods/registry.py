@@ -120,9 +120,10 @@ class MethodEntry:
     reasoners: Callable[[LanguageModel, ReasonerContext], Reasoners]
     loop: Callable[[LoopParts], OpenWorldPlanner]
     trace: Callable[[OpenWorldPlanner], list[str]] = default_trace
-    warm: Callable[[LanguageModel], None] | None = None
+    warm: Callable[[LanguageModel, str], None] | None = None
     """Have the model's server read the method's shared prompt prefix ahead of the
-    first situation (None: the method has none to warm)."""
+    first situation, with the task's description when known ("" when not; None: the
+    method has none to warm)."""
 
 
 _ENTRIES: dict[str, MethodEntry] = {}

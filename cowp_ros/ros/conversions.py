@@ -189,6 +189,8 @@ def put_plan_check(
         response.thresholds.append(math.nan if verdict.threshold is None else verdict.threshold)
         response.variants.append(verdict.variant or "")
         response.suitable.append(verdict.suitable)
+        response.judgements.append(verdict.judgement)
+        response.confidences.append(math.nan if verdict.confidence is None else verdict.confidence)
         if verdict.threshold is not None:
             response.threshold, response.variant = verdict.threshold, verdict.variant or ""
     if check.fact is not None:
@@ -235,6 +237,7 @@ def plan_check_from_response(
     each = all(
         len(field) == count for field in (response.thresholds, response.variants, response.suitable)
     )
+    said = all(len(field) == count for field in (response.judgements, response.confidences))
     verdicts = []
     for index in range(count):
         at = int(response.question_steps[index])
@@ -263,11 +266,17 @@ def plan_check_from_response(
                 score=score if has_score else None,
                 threshold=threshold if has_score else None,
                 variant=variant if has_score else None,
+                judgement=str(response.judgements[index]) if said else "",
+                confidence=_finite(float(response.confidences[index])) if said else None,
             )
         )
     blocked = None if response.feasible else steps[blocked_at]
     fact = fact_from_response(response, situation) if response.predicate.strip() else None
     return PlanCheck(tuple(verdicts), blocked, fact, reason=response.reason)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def fact_from_response(response: CheckPlan.Response, situation: Situation) -> SituationFact:

@@ -59,7 +59,7 @@ def cowp(*arguments: str) -> list[str]:
 @pytest.fixture
 def model() -> Iterator[ScriptedLLMServer]:
     # The leaking can cannot be used; a jug can take its role, a vase cannot.
-    rules = SensibleModel(no=[r"still use the can .*, if the can", r"\ba vase\b"])
+    rules = SensibleModel(no=[r"\. The can .*\. Can the robot still use the can\b", r"\ba vase\b"])
     with ScriptedLLMServer(rules) as server:
         yield server
 

@@ -140,8 +140,8 @@ def test_commonsense_grounded_decides_once_for_the_steps_up_to_the_blocked_one(
     )
     assert check.success, check.message
     assert list(check.questions) == [
-        "Can the robot still use the cup for serving a cup of water to a person at the "
-        "table, if the cup is broken?"
+        "Task: serving a cup of water to a person at the table. The cup is broken. Can the "
+        "robot still use the cup for the task?"
     ]
     if check.feasible:
         assert check.failing_step == -1 and not check.predicate

@@ -109,13 +109,6 @@ def test_choice_and_complete(scripted: Any, make_completion: Any, tmp_path: Path
     assert model.ask_choice("Which? fork, mug", ["fork", "mug"]).cached
 
 
-def test_rank_orders_candidates_by_p_yes(scripted: Any, make_completion: Any) -> None:
-    scripted.reply(make_completion("No", [("No", math.log(0.9)), ("Yes", math.log(0.1))]))
-    scripted.reply(make_completion("Yes", [("Yes", math.log(0.8)), ("No", math.log(0.2))]))
-    ranked = model_for(scripted.url, None).rank({"fork": "fork?", "mug": "mug?"})
-    assert [r.option for r in ranked] == ["mug", "fork"]
-
-
 def test_batch_reads_numbered_lines(scripted: Any, make_completion: Any) -> None:
     scripted.reply(make_completion("1. Yes\n2. No\n"))
     verdicts = model_for(scripted.url, None).ask_batch(["a?", "b?", "c?"])

@@ -134,7 +134,7 @@ def test_cowp_run_grounded_decides_once_and_tries_the_closest_kind_first(
 ) -> None:
     model = ScriptedModel(
         yes_no=[
-            (r"use the cup .* if the cup is dirty", False),
+            (r"The cup is dirty\. Can the robot still use the cup", False),
             (r"Can a (mug|glass|bottle|bowl) be used instead", 0.97),
         ],
         default_yes_no=True,
@@ -152,14 +152,14 @@ def test_cowp_run_grounded_decides_once_and_tries_the_closest_kind_first(
     out = capsys.readouterr().out
     assert code == 0 and "instead of the cup: the cup is dirty" in out
     asked = model.questions("yes_no")
-    assert sum("if the cup is dirty" in q for q in asked) == 1
+    assert sum("The cup is dirty. Can the robot still use" in q for q in asked) == 1
     assert len(asked) <= 8
 
 
 def test_the_narrative_says_the_judgement_in_words_and_the_report_keeps_the_score(
     monkeypatch, capsys, tmp_path: Path
 ) -> None:
-    model = ScriptedModel(yes_no=[(r"use the cup .* if the cup is cracked", 0.13)])
+    model = ScriptedModel(yes_no=[(r"The cup is cracked\. Can the robot still use the cup", 0.13)])
 
     @contextlib.contextmanager
     def fake_open_model(args) -> Iterator[ScriptedModel]:

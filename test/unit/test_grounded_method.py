@@ -22,6 +22,7 @@ from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
     NEED,
     STATE,
+    TASK_STATE,
     USE,
     GroundedMonitor,
     Thresholds,
@@ -116,7 +117,7 @@ def test_a_situation_about_no_plan_object_costs_no_question(fill) -> None:
 
 def test_one_question_blocks_the_first_step_using_the_object(fill) -> None:
     _, task = fill
-    model = ScriptedModel(yes_no=[(r"use the cup .* if the cup is dirty", False)])
+    model = ScriptedModel(yes_no=[(r"The cup is dirty\. Can the robot still use the cup", False)])
     monitor = monitor_for(model)
     check = monitor.check(FILL_PLAN, Situation("the cup is dirty"), task, used(FILL_PLAN))
     assert check.blocked == FILL_PLAN[2]
@@ -205,7 +206,9 @@ def test_a_stand_in_is_asked_per_action_only_after_its_role_question(fill) -> No
 def test_a_dirty_cup_is_replaced_by_the_second_cup_with_one_question(fill) -> None:
     spec, _ = fill
     task = edits.add_object(spec.load(), "cup_2", "cup")
-    model = ScriptedModel(yes_no=[(r"if the cup is dirty", False)], default_yes_no=True)
+    model = ScriptedModel(
+        yes_no=[(r"The cup is dirty\. Can the robot still use", False)], default_yes_no=True
+    )
     loop = grounded_loop(spec, model, problem=task, embedder=KindEmbedder())
     loop.plan()
     while (step := loop.next_step()) is not None and step.action != "find_cup":
@@ -293,7 +296,7 @@ def test_the_tidy_planner_gives_valid_plans() -> None:
 
 def test_a_decision_names_the_step_it_blocks_its_fact_and_why_with_one_question(fill) -> None:
     _, task = fill
-    model = ScriptedModel(yes_no=[(r"if the cup is dirty", False)])
+    model = ScriptedModel(yes_no=[(r"The cup is dirty\. Can the robot still use", False)])
     monitor = GroundedMonitor(model, "filling a cup", Thresholds())
     check = monitor.check(FILL_PLAN, Situation("the cup is dirty"), task, used(FILL_PLAN))
     assert check.blocked == FILL_PLAN[2] and model.usage.calls == 1
@@ -310,21 +313,44 @@ def test_a_decision_names_the_step_it_blocks_its_fact_and_why_with_one_question(
 # ---- the object's functions: use, dirt, the role's clean need ---------------------------
 
 
+TASK_CALLS_THE_CUP_DIRTY = r"^Task: [^.]*\. Is the cup dirty\?$"
+"""The task-state question: only the task's words before "Is the cup dirty?"."""
+
+
 def test_a_usable_but_dirty_object_blocks_where_the_task_needs_it_clean(fill) -> None:
     _, task = fill
     model = ScriptedModel(
-        yes_no=[(r"use the cup", True), (r"Is the cup dirty\?", True), (r"must the cup", True)]
+        yes_no=[
+            (r"use the cup", True),
+            (TASK_CALLS_THE_CUP_DIRTY, False),
+            (r"Is the cup dirty\?", True),
+            (r"must the cup", True),
+        ]
     )
     monitor = monitor_for(model)
     check = monitor.check(FILL_PLAN, Situation("the cup has coffee stains"), task, used(FILL_PLAN))
     assert check.blocked == FILL_PLAN[2]
-    assert [v.variant for v in check.verdicts] == [USE, STATE, NEED]
+    assert [v.variant for v in check.verdicts] == [USE, STATE, NEED, TASK_STATE]
     decision = monitor.decisions[-1]
     assert decision.because is not None and decision.because.kind == NEED
     assert "dirty and the task needs it clean" in check.reason
+    assert check.verdicts[-1].judgement == "the task does not call the cup dirty"
     # The role's need is asked once: a second dirt situation costs two questions.
     monitor.check(FILL_PLAN, Situation("the cup has mould in it"), task, used(FILL_PLAN))
-    assert model.usage.calls == 5
+    assert model.usage.calls == 6
+
+
+def test_dirt_the_tasks_own_words_expect_is_harmless(fill) -> None:
+    """ "Putting a dirty plate into the sink": the plate's dirt is no news."""
+    _, task = fill
+    model = ScriptedModel(yes_no=[(r"use the cup", True), (r"dirty\?", True), (r"must", True)])
+    check = monitor_for(model).check(
+        FILL_PLAN, Situation("the cup has coffee stains"), task, used(FILL_PLAN)
+    )
+    assert check.blocked is None
+    assert [v.variant for v in check.verdicts] == [USE, STATE, NEED, TASK_STATE]
+    assert [v.suitable for v in check.verdicts] == [True, False, False, True]
+    assert check.verdicts[-1].judgement == "the task calls the cup dirty"
 
 
 def test_dirt_on_an_object_the_task_does_not_need_clean_is_harmless(fill) -> None:
@@ -366,5 +392,5 @@ def test_every_question_shares_one_prefix_for_the_servers_prompt_cache(fill) -> 
     monitor = monitor_for(model)
     monitor.check(FILL_PLAN, Situation("the cup is sticky"), task, used(FILL_PLAN))
     monitor.check(FILL_PLAN, Situation("there is a power outage"), task, used(FILL_PLAN))
-    assert len(model.prefixes) == 4  # use, dirt, need; the task question
+    assert len(model.prefixes) == 5  # use, dirt, need, the task's own words; the task question
     assert all(prefix == EXAMPLES for prefix in model.prefixes)

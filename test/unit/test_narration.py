@@ -25,6 +25,11 @@ DIRTY = SituationFact("the cup is dirty", Atom("is_dirty", ("cup_1",)), "cup_1",
 NO = YesNo(False, 0.2, "No")
 
 
+USE_QUESTION = (
+    "Task: serving water. The cup is dirty. Can the robot still use the cup for the task?"
+)
+
+
 def verdict(**calibrated: typing.Any) -> MonitorVerdict:
     question = calibrated.pop("question", "Is it suitable for a robot to hold the cup?")
     return MonitorVerdict(HOLD, "the cup is dirty", question, NO, False, False, **calibrated)
@@ -58,20 +63,23 @@ EXAMPLES: list[tuple[ev.LoopEvent, EventKind, str, dict[str, typing.Any]]] = [
     (
         ev.Asked(
             verdict(
-                question="Can the robot still use the cup for serving water, if it is dirty?",
+                question=USE_QUESTION,
                 score=1.2,
                 threshold=0.5,
                 variant="use",
+                judgement="the cup can no longer be used",
+                confidence=0.8,
             )
         ),
         EventKind.MONITOR,
-        "asked: Can the robot still use the cup for serving water, if it is dirty? -> No; "
-        "judged that the cup can no longer be used (confidence 0.80)",
+        f"asked: {USE_QUESTION} -> No; judged that the cup can no longer be used (confidence 0.80)",
         verdict(
-            question="Can the robot still use the cup for serving water, if it is dirty?",
+            question=USE_QUESTION,
             score=1.2,
             threshold=0.5,
             variant="use",
+            judgement="the cup can no longer be used",
+            confidence=0.8,
         ).to_dict(),
     ),
     (

@@ -11,16 +11,22 @@ token:
 - **state**: given the situation, is the object dirty? (the model answers this about
   what it was told, not about what the task needs);
 - **need**: does the task need the object clean? asked once per role and task, not
-  per situation ("for setting a table to eat, must the plate be clean?" yes; "for
-  putting a dirty plate into the sink, must the plate be clean?" no);
+  per situation ("for making tea, must the kettle be clean?" yes; "for taking the
+  rubbish out, must the bin be clean?" no); and where it does, whether the task's own
+  words call the object dirty (the state question about the task alone: "Task:
+  putting a dirty plate into the sink. Is the plate dirty?"): a task that expects the
+  dirt does not need the object clean;
 - **task**: can the robot still go on with the task, given a situation that names no
   object present?
 
-Every question is asked after the same instructions and examples (`EXAMPLES`), so a
-server that keeps its last prompt (llama.cpp's prompt cache, one slot) reads that
-prefix once: `warm` has it read before the first situation, and each question then
-costs only its own words. The examples come from household tasks outside the
-benchmark's, in contrastive pairs (the same object once spoiled, once not).
+Every question has the same shape, the task first, then the situation, then what is
+asked: "Task: setting a table to eat steak. The plate is white. Is the plate dirty?".
+A server that keeps its last prompt (llama.cpp's prompt cache, one slot) then reads
+the shared part once: the instructions and examples (`EXAMPLES`) and the task's words
+are read by `warm` before the first situation; the use question reads the situation;
+the state question that follows it shares all of that and costs only its last words.
+The examples come from household tasks outside the benchmark's, in contrastive pairs
+(the same object and task, once spoiled, once not).
 """
 
 from __future__ import annotations
@@ -28,64 +34,98 @@ from __future__ import annotations
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.methods.paper.prompts import sentence
 
+
+def told(situation: str) -> str:
+    """A situation as a sentence of its own: first letter upper-case, no full stop."""
+    clause = sentence(situation)
+    return f"{clause[:1].upper()}{clause[1:]}"
+
+
+def task_clause(task_description: str) -> str:
+    """The words every question of a task starts with (read once per run)."""
+    return f"Task: {task_description}."
+
+
+def use_question(object_noun: str, task_description: str, situation: str) -> str:
+    """Can the object still do its job in the task?"""
+    return (
+        f"{task_clause(task_description)} {told(situation)}. "
+        f"Can the robot still use {object_noun} for the task?"
+    )
+
+
+def state_question(object_noun: str, task_description: str, situation: str) -> str:
+    """Is the object dirty, as the situation says? (it shares the use question's words
+    up to its own last ones)"""
+    return f"{task_clause(task_description)} {told(situation)}. Is {object_noun} dirty?"
+
+
+def need_question(object_noun: str, task_description: str) -> str:
+    """Does the task need the object clean? (once per role and task; its own form: on
+    the dev roles it separates better than the task-first one, and it is asked too
+    seldom for the shared words to matter)"""
+    return f"For {task_description}, must {object_noun} be clean?"
+
+
+def task_state_question(object_noun: str, task_description: str) -> str:
+    """Do the task's own words call the object dirty? ("putting a dirty plate into the
+    sink": dirt on the plate is what the task expects, not news)"""
+    return f"{task_clause(task_description)} Is {object_noun} dirty?"
+
+
+def task_question(task_description: str, situation: str) -> str:
+    """Can the task go on, given a situation that names no object present?"""
+    return (
+        f"{task_clause(task_description)} {told(situation)}. "
+        "Can the robot still go on with the task?"
+    )
+
+
+def _use(task: str, obj: str, situation: str, answer: str) -> Example:
+    return Example(use_question(obj, task, situation), answer)
+
+
+def _state(task: str, obj: str, situation: str, answer: str) -> Example:
+    return Example(state_question(obj, task, situation), answer)
+
+
 USE_EXAMPLES: tuple[Example, ...] = (
-    Example(
-        "Can the robot still use the drawer for storing the socks, if the drawer is locked?", "No"
-    ),
-    Example(
-        "Can the robot still use the drawer for storing the socks, if the drawer is blue?", "Yes"
-    ),
-    Example(
-        "Can the robot still use the kettle for boiling water for tea, if the kettle is leaking?",
-        "No",
-    ),
-    Example(
-        "Can the robot still use the kettle for boiling water for tea, if the kettle is made of "
-        "steel?",
-        "Yes",
-    ),
-    Example(
-        "Can the robot still use the towel for drying the dishes, if a cat is sleeping on the "
-        "sofa?",
-        "Yes",
-    ),
-    Example(
-        "Can the robot still use the towel for drying the dishes, if the towel is soaking wet?",
-        "No",
-    ),
+    _use("storing the socks", "the drawer", "the drawer is locked", "No"),
+    _use("storing the socks", "the drawer", "the drawer is blue", "Yes"),
+    _use("boiling water for tea", "the kettle", "the kettle is leaking", "No"),
+    _use("boiling water for tea", "the kettle", "the kettle is made of steel", "Yes"),
+    _use("drying the dishes", "the towel", "a cat is sleeping on the sofa", "Yes"),
+    _use("drying the dishes", "the towel", "the towel is soaking wet", "No"),
 )
 """Use: the same object and task, once with a situation that spoils it, once not."""
 
 STATE_EXAMPLES: tuple[Example, ...] = (
-    Example("The bowl has mould in it. Is the bowl dirty?", "Yes"),
-    Example("The bowl has soup in it. Is the bowl dirty?", "No"),
-    Example("The towel has mud on it. Is the towel dirty?", "Yes"),
-    Example("The towel has a stripe on it. Is the towel dirty?", "No"),
-    Example("The jar is cracked. Is the jar dirty?", "No"),
-    Example("The spoon is sticky with old jam. Is the spoon dirty?", "Yes"),
+    _state("serving the soup", "the bowl", "the bowl has mould in it", "Yes"),
+    _state("serving the soup", "the bowl", "the bowl has soup in it", "No"),
+    _state("drying the dishes", "the towel", "the towel has mud on it", "Yes"),
+    _state("drying the dishes", "the towel", "the towel has a stripe on it", "No"),
+    _state("storing the jam", "the jar", "the jar is cracked", "No"),
+    _state("stirring the tea", "the spoon", "the spoon is sticky with old jam", "Yes"),
 )
 """State: contrastive pairs of the same form ("has ... in it", "has ... on it"), once
 dirt and once not, and a defect that is not dirt: what is in or on an object is not
 dirt by itself."""
 
 NEED_EXAMPLES: tuple[Example, ...] = (
-    Example("For serving the soup, must the ladle be clean?", "Yes"),
-    Example("For storing the socks, must the drawer be clean?", "No"),
-    Example("For making tea, must the kettle be clean?", "Yes"),
-    Example("For taking the rubbish out, must the bin be clean?", "No"),
-    Example("For washing the muddy boots, must the boots be clean?", "No"),
+    Example(need_question("the ladle", "serving the soup"), "Yes"),
+    Example(need_question("the drawer", "storing the socks"), "No"),
+    Example(need_question("the kettle", "making tea"), "Yes"),
+    Example(need_question("the bin", "taking the rubbish out"), "No"),
+    Example(need_question("the boots", "washing the muddy boots"), "No"),
 )
 """Need: roles that touch what people eat or drink, and roles that do not, nor a task
 whose work is the dirt itself."""
 
 TASK_EXAMPLES: tuple[Example, ...] = (
-    Example("Can the robot still go on with watering the plants, if the radio is on?", "Yes"),
-    Example(
-        "Can the robot still go on with watering the plants, if there is no water in the house?",
-        "No",
-    ),
-    Example("Can the robot still go on with making tea, if it is snowing outside?", "Yes"),
-    Example("Can the robot still go on with making tea, if the robot's arm is broken?", "No"),
+    Example(task_question("watering the plants", "the radio is on"), "Yes"),
+    Example(task_question("watering the plants", "there is no water in the house"), "No"),
+    Example(task_question("making tea", "it is snowing outside"), "Yes"),
+    Example(task_question("making tea", "the robot's arm is broken"), "No"),
 )
 """Task: situations about the world rather than one object."""
 
@@ -98,34 +138,15 @@ EXAMPLES: tuple[Example, ...] = (
 """The prefix every question of the monitor shares (see the module docstring)."""
 
 
-def use_question(object_noun: str, task_description: str, situation: str) -> str:
-    """Can the object still do its job in the task?"""
-    return (
-        f"Can the robot still use {object_noun} for {task_description}, if {sentence(situation)}?"
-    )
-
-
-def state_question(object_noun: str, situation: str) -> str:
-    """Is the object dirty, as the situation says? (the situation first: it is what the
-    model judges, and the question then reads as a check of the sentence)."""
-    told = sentence(situation)
-    return f"{told[:1].upper()}{told[1:]}. Is {object_noun} dirty?"
-
-
-def need_question(object_noun: str, task_description: str) -> str:
-    """Does the task need the object clean? (once per role and task)"""
-    return f"For {task_description}, must {object_noun} be clean?"
-
-
-def task_question(task_description: str, situation: str) -> str:
-    """Can the task go on, given a situation that names no object present?"""
-    return f"Can the robot still go on with {task_description}, if {sentence(situation)}?"
-
-
-def warm(model: LanguageModel) -> None:
-    """Have the model's server read the questions' shared prefix now, so that the first
-    situation of a run costs only its own words. A model without a `warm` method (a
-    scripted double, an answer cache) is left alone."""
+def warm(model: LanguageModel, task_description: str = "") -> None:
+    """Have the model's server read the questions' shared prefix now (the examples, and
+    the task's words when known), so that the first situation of a run costs only its
+    own words. A model without a `warm` method (a scripted double, an answer cache) is
+    left alone."""
     warm_prefix = getattr(model, "warm", None)
-    if callable(warm_prefix):
+    if not callable(warm_prefix):
+        return
+    if task_description:
+        warm_prefix(examples=EXAMPLES, question=f"{task_clause(task_description)} Ready?")
+    else:
         warm_prefix(examples=EXAMPLES)

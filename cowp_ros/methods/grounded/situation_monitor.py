@@ -44,6 +44,7 @@ from cowp_ros.methods.grounded.questions import (
     need_question,
     state_question,
     task_question,
+    task_state_question,
     use_question,
 )
 from cowp_ros.methods.paper.calibration.scoring import logit
@@ -91,6 +92,7 @@ class Thresholds:
 USE = "question"
 STATE = "state question"
 NEED = "need question"
+TASK_STATE = "task state question"
 WORLD = "world question"
 YES_BLOCKS = frozenset({STATE, NEED})
 """The questions whose "yes" is the answer that blocks (a dirty object, a clean need)."""
@@ -106,6 +108,7 @@ class Asked:
     score: float | None
     threshold: float
     seconds: float = 0.0  # how long the model took to answer
+    says: tuple[str, str] = ("", "")  # what it means in words, when reached and when not
 
     @property
     def reached(self) -> bool:
@@ -114,6 +117,19 @@ class Asked:
         if self.score is not None:
             return self.score >= self.threshold
         return self.answer.answer is (self.kind in YES_BLOCKS)
+
+    @property
+    def judgement(self) -> str:
+        """What the answer was judged to mean, in words ("the cup is not dirty")."""
+        return self.says[0] if self.reached else self.says[1]
+
+    @property
+    def confidence(self) -> float | None:
+        """The model's probability of the answer judged (the blocking one if reached)."""
+        if self.answer.p_yes is None:
+            return None
+        judged_yes = self.reached is (self.kind in YES_BLOCKS)
+        return self.answer.p_yes if judged_yes else 1.0 - self.answer.p_yes
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -225,7 +241,7 @@ class GroundedMonitor:
     reserved: frozenset[str] = frozenset()
     decisions: list[Decision] = field(default_factory=list)
     _memo: dict[tuple[str, str | None, bool], Decision] = field(default_factory=dict)
-    _needs: dict[str, Asked] = field(default_factory=dict)
+    _needs: dict[str, tuple[Asked, ...]] = field(default_factory=dict)
 
     def check(
         self,
@@ -257,6 +273,8 @@ class GroundedMonitor:
                     threshold=asked.threshold,
                     variant=asked.kind,
                     seconds=asked.seconds,
+                    judgement=asked.judgement,
+                    confidence=asked.confidence,
                 )
                 for asked in decision.asked
             )
@@ -279,7 +297,10 @@ class GroundedMonitor:
             decision = self._object_decision(situation, grounding, noun(grounding.kind))
         else:
             world = self._ask(
-                WORLD, task_question(self.task_description, situation.text), self.thresholds.world
+                WORLD,
+                task_question(self.task_description, situation.text),
+                self.thresholds.world,
+                ("the task cannot go on", "the task can go on"),
             )
             because = world if world.reached else None
             decision = Decision(situation.text, grounding, world.reached, WORLD, (world,), because)
@@ -293,25 +314,52 @@ class GroundedMonitor:
         """Its use first; if still usable, dirt, and then (once per role) the clean need."""
         text = situation.text
         use = self._ask(
-            USE, use_question(object_noun, self.task_description, text), self.thresholds.use
+            USE,
+            use_question(object_noun, self.task_description, text),
+            self.thresholds.use,
+            (f"{object_noun} can no longer be used", f"{object_noun} can still be used"),
         )
         if use.reached:
             return Decision(text, grounding, True, USE, (use,), use)
-        state = self._ask(STATE, state_question(object_noun, text), self.thresholds.dirty)
+        state = self._ask(
+            STATE,
+            state_question(object_noun, self.task_description, text),
+            self.thresholds.dirty,
+            (f"{object_noun} is dirty", f"{object_noun} is not dirty"),
+        )
         if not state.reached:
             return Decision(text, grounding, False, USE, (use, state))
         asked: tuple[Asked, ...] = (use, state)
-        need = self._needs.get(object_noun)
-        if need is None:
-            need = self._ask(
-                NEED, need_question(object_noun, self.task_description), self.thresholds.need
-            )
-            self._needs[object_noun] = need
-            asked += (need,)
-        because = need if need.reached else None
-        return Decision(text, grounding, need.reached, USE, asked, because)
+        needs = self._needs.get(object_noun)
+        if needs is None:
+            needs = self._clean_need(object_noun)
+            self._needs[object_noun] = needs
+            asked += needs
+        because = needs[0] if all(a.reached for a in needs) else None
+        return Decision(text, grounding, because is not None, USE, asked, because)
 
-    def _ask(self, kind: str, question: str, threshold: float) -> Asked:
+    def _clean_need(self, object_noun: str) -> tuple[Asked, ...]:
+        """Does the task need the object clean (asked once per role)? Where the model
+        says so, the task's own words are asked about too: a task that calls the
+        object dirty ("putting a dirty plate into the sink") does not need it clean."""
+        task = self.task_description
+        need = self._ask(
+            NEED,
+            need_question(object_noun, task),
+            self.thresholds.need,
+            (f"{task} needs {object_noun} clean", f"{task} does not need {object_noun} clean"),
+        )
+        if not need.reached:
+            return (need,)
+        expected = self._ask(
+            TASK_STATE,
+            task_state_question(object_noun, task),
+            0.0,  # the model's own word: "yes" (the task calls it dirty) is the harmless one
+            (f"the task does not call {object_noun} dirty", f"the task calls {object_noun} dirty"),
+        )
+        return (need, expected)
+
+    def _ask(self, kind: str, question: str, threshold: float, says: tuple[str, str]) -> Asked:
         """One question after the shared examples; its score is the log-odds of the
         answer that blocks (`YES_BLOCKS`)."""
         started = time.monotonic()
@@ -321,7 +369,7 @@ class GroundedMonitor:
         if answer.p_yes is not None:
             yes = logit(answer.p_yes)
             score = yes if kind in YES_BLOCKS else -yes
-        return Asked(kind, question, answer, score, threshold, seconds)
+        return Asked(kind, question, answer, score, threshold, seconds, says)
 
     @staticmethod
     def _blocked_step(

@@ -120,6 +120,7 @@ class CommonsenseNode(Node):
             ),
         )
         self._lock = threading.Lock()
+        self._description = ""  # the last request's task, whose words the prefix ends with
         group = MutuallyExclusiveCallbackGroup()
         self.create_service(CheckPlan, CHECK_PLAN_SERVICE, self.on_check_plan, callback_group=group)
         self.create_service(
@@ -131,9 +132,9 @@ class CommonsenseNode(Node):
 
     def _warm_soon(self) -> None:
         """Have the server read the method's shared prompt prefix now, in the background
-        (at start-up, and after stand-in questions, whose prompts evict it), so that the
-        next situation costs only its own words; a request that comes meanwhile waits
-        for it, the node's other services do not."""
+        (at start-up, and after stand-in questions, whose prompts evict it), with the
+        last request's task, so that the next situation costs only its own words; a
+        request that comes meanwhile waits for it, the node's other services do not."""
         warm = self.method.warm
         if warm is None or not self.params["warm_prefix"]:
             return
@@ -141,7 +142,7 @@ class CommonsenseNode(Node):
         def read_prefix() -> None:
             try:
                 with self._lock:
-                    warm(self.model)
+                    warm(self.model, self._description)
             except Exception as err:  # the server gone, or the node shutting down
                 self.get_logger().debug(f"reading the prompt prefix ahead failed: {err}")
 
@@ -258,6 +259,7 @@ class CommonsenseNode(Node):
         blocks one (with no steps: only the fact)."""
         check_check_plan(request)
         context = task_context_from_request(request)
+        self._description = context.description
         steps = steps_from_msgs(request.steps)
         situation = situation_from_check_request(request)
         reasoners = self._reasoners(self._budgeted(), context)
@@ -278,6 +280,7 @@ class CommonsenseNode(Node):
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
         context = task_context_from_request(request)
+        self._description = context.description
         acquirer = self._reasoners(self._budgeted(), context).acquirer
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
         if request.select_only:
