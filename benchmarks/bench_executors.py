@@ -29,7 +29,7 @@ import uuid
 from pathlib import Path
 
 PUBLISHER = """
-import sys, rclpy
+import sys, threading, rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from nav_msgs.msg import Odometry
@@ -47,13 +47,23 @@ node.create_timer(0.02, lambda: arm.publish(JointState(name=joints, position=[0.
 node.create_timer(0.02, lambda: hand.publish(JointState(name=["finger"], position=[0.0])))
 node.create_timer(0.02, lambda: odom.publish(Odometry()))
 node.create_timer(0.05, lambda: scaling.publish(Float64(data=100.0)))
-print("ready", flush=True)
 executor = SingleThreadedExecutor()
 executor.add_node(node)
+
+def until_stdin_closes():
+    # The bench ends the drivers by closing our stdin: the executor then stops between
+    # callbacks (a signal could land inside a publish, whose context it had just shut).
+    sys.stdin.read()
+    executor.shutdown()
+
+threading.Thread(target=until_stdin_closes, daemon=True).start()
+print("ready", flush=True)
 try:
     executor.spin()
-except ExternalShutdownException:  # terminated by the bench: the end of the drivers
+except ExternalShutdownException:  # interrupted from outside: the end of the drivers too
     pass
+node.destroy_node()
+rclpy.try_shutdown()
 """
 PUBLISHED_PER_S = {"joint_states (x2 subscriptions)": 2 * (50 + 50), "odom": 50, "scaling": 20}
 
@@ -154,7 +164,10 @@ def main() -> int:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     prefix = f"/bench_{uuid.uuid4().hex[:8]}"
     drivers = subprocess.Popen(
-        [sys.executable, "-c", PUBLISHER, prefix], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", PUBLISHER, prefix],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert drivers.stdout is not None
@@ -167,8 +180,13 @@ def main() -> int:
                 results[kind].append(run_in_a_process(kind, prefix, seconds))
                 print(f"run {index + 1}/{runs} {kind}: {results[kind][-1]}", flush=True)
     finally:
-        drivers.terminate()
-        drivers.wait(timeout=10)
+        assert drivers.stdin is not None
+        drivers.stdin.close()  # the drivers' signal to stop (see PUBLISHER)
+        try:
+            drivers.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            drivers.kill()
+            drivers.wait()
     published = sum(PUBLISHED_PER_S.values())
     print(f"\npublished: {published} callbacks/s due; {runs} runs of {seconds:g} s each")
     print(

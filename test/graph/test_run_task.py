@@ -72,7 +72,7 @@ def test_serve_water_runs_to_an_outcome_with_report_and_feedback(
     monitor = report.events_of("monitor")
     # the default reasoner (grounded): the cup's use in the task first, then its functions
     assert monitor and "Can the robot still use the cup for the task?" in monitor[0]["text"]
-    assert "if the cup is dirty" in monitor[0]["text"]
+    assert "The cup is dirty." in monitor[0]["text"]
     assert all("the cup" in e["text"] for e in monitor)
     assert report.sections["graph"]["timing"]["monitor"]["calls"] >= 1
     # the model that answered the commonsense node, and what it spent

@@ -161,10 +161,13 @@ def test_commonsense_reads_the_grounded_prefix_ahead_at_start_and_after_stand_in
     from cowp_ros.llm.client import WARM_QUESTION
     from cowp_ros.methods.grounded.questions import EXAMPLES
 
+    def readings(server: ScriptedLLMServer) -> list[str]:
+        """The last words of each prefix reading (the task's, once the node knows it)."""
+        asked = [r.json["messages"][-1]["content"] for r in server.chat_requests]
+        return [q for q in asked if q.endswith(WARM_QUESTION)]
+
     def warmed(server: ScriptedLLMServer) -> int:
-        return sum(
-            1 for r in server.chat_requests if r.json["messages"][-1]["content"] == WARM_QUESTION
-        )
+        return len(readings(server))
 
     def wait_warmed(server: ScriptedLLMServer, count: int) -> None:
         deadline = time.monotonic() + 60.0
@@ -195,3 +198,8 @@ def test_commonsense_reads_the_grounded_prefix_ahead_at_start_and_after_stand_in
         )
         assert call(probe, AcquireKnowledge, "/cowp/acquire_knowledge", request).success
         wait_warmed(server, 2)  # stand-in questions evicted it: read again
+        # at start-up no task is known; after a request, its task's words end the prefix
+        assert readings(server) == [
+            WARM_QUESTION,
+            f"Task: serving a cup of water to a person at the table. {WARM_QUESTION}",
+        ]

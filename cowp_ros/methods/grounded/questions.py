@@ -31,6 +31,7 @@ The examples come from household tasks outside the benchmark's, in contrastive p
 
 from __future__ import annotations
 
+from cowp_ros.llm.client import WARM_QUESTION
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.methods.paper.prompts import sentence
 
@@ -147,6 +148,6 @@ def warm(model: LanguageModel, task_description: str = "") -> None:
     if not callable(warm_prefix):
         return
     if task_description:
-        warm_prefix(examples=EXAMPLES, question=f"{task_clause(task_description)} Ready?")
+        warm_prefix(examples=EXAMPLES, question=f"{task_clause(task_description)} {WARM_QUESTION}")
     else:
         warm_prefix(examples=EXAMPLES)
