@@ -5,13 +5,15 @@ Each shipped task has a sim scenario with one blocking situation and one harmles
 stand-in (`stand_in:`). The scenario tests (offline, and on the sim graph) answer the
 model's questions by these rules, so the story is decided by the stack, not by what a
 small model happens to say: the blocking situation's use question is answered "no",
-the harmless one's "yes", a role question "yes" only for the stand-in's kind.
+the harmless one's "yes", a dirt question "no", a role question "yes" only for the
+stand-in's kind.
 """
 
 from __future__ import annotations
 
 import re
 
+from cowp_ros.cowp.wording import sentence
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.sim.scenario import Scenario
 from cowp_ros.tasks.phrases import object_type
@@ -22,8 +24,18 @@ Rule = tuple[str, bool]
 def answer_rules(scenario: Scenario, task: PlanningTask) -> list[Rule]:
     """(pattern on the question, P(yes) > 0.5) pairs, first match wins; others: yes."""
     rules: list[Rule] = [
-        (re.escape(f"if {event.situation}"), False) for event in scenario.events if event.blocks
+        (pattern, False)
+        for event in scenario.events
+        if event.blocks
+        for pattern in (
+            re.escape(f"if {event.situation}"),  # COWP's Prompt 1: "..., if <situation>?"
+            # the grounded method's use question: "<Situation>. Can the robot still use ..."
+            re.escape(sentence(event.situation)) + r"\. Can the robot still use\b",
+        )
     ]
+    # the grounded method's dirt question: no (each story's blocking situation is
+    # decided by its use question, whatever its words)
+    rules.append((r"\bIs [\w ]+ dirty\?$", False))
     if scenario.stand_in:
         kind = object_type(scenario.stand_in, task).replace("_", " ")
         rules.append((rf"Can an? (?!{re.escape(kind)}\b)[\w ]+ be used instead", False))

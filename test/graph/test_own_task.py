@@ -34,7 +34,7 @@ def own_task(tmp_path: Path) -> Path:
 def scripted(monkeypatch: pytest.MonkeyPatch) -> ScriptedModel:
     model = ScriptedModel(
         yes_no=[
-            (r"if the can has a hole", False),
+            (r"the can has a hole[^.]*\. Can the robot still use", False),
             (r"Can a jug be used instead of the can", 0.97),
             (r"instead of the can", 0.02),
         ],

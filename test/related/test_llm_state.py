@@ -166,7 +166,12 @@ def test_outcomes_and_failures_reach_the_belief() -> None:
 
 def _cowp_model() -> ScriptedModel:
     return ScriptedModel(
-        yes_no=[("hold the cup, if the cup is dirty", False), ("if ", True), ("bowl", True)],
+        yes_no=[
+            ("hold the cup, if the cup is dirty", False),
+            ("if ", True),
+            ("Can the robot still use", True),  # the grounded method's use question
+            ("bowl", True),
+        ],
         completions=[
             (
                 "Event: the robot saw: there are coffee stains",

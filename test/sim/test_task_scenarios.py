@@ -78,8 +78,8 @@ def test_the_scenario_story_offline(name: str) -> None:
         assert "no present object could take" in report.explanation
     # the harmless situation asked about, and kept the plan
     harmless = [e.situation for e in scenario.events if e.blocks is False]
-    asked = " ".join(q for q in model.questions("yes_no"))
-    assert all(h in asked or name == "serve_water_cutlery_in_cup" for h in harmless)
+    asked = " ".join(q for q in model.questions("yes_no")).lower()  # "The radio is on."
+    assert all(h.lower() in asked or name == "serve_water_cutlery_in_cup" for h in harmless)
 
 
 @pytest.mark.parametrize("name", sorted(TASK_SCENARIOS.values()))
