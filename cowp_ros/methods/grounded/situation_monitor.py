@@ -10,11 +10,12 @@ once per situation (`Decision`), in three ways, cheapest first:
   remaining step uses ("a chair was moved in the living room", "the outlet is white"
   while the plan plugs into another outlet): harmless.
 - **questions about the object's functions**, when a remaining step uses it
-  (`questions.py`): its use in the task first ("Can the robot still use the cup for
-  filling a cup with water from the faucet, if the cup is broken?"); if it is still
-  usable, whether the situation makes it dirty, and if so (once per role) whether the
-  task needs it clean. A small model weighs dirt lightly in the use question ("the cup
-  is dirty": "yes, still usable"), yet answers the two narrow questions reliably; so a
+  (`questions.py`): its use in the task first ("Task: filling a cup with water from
+  the faucet. The cup is broken. Can the robot still use the cup for the task?"); if it
+  is still usable, whether the situation makes it dirty, and if so (once per role)
+  whether the task needs it clean and, where it does, whether the task's own words
+  already call it dirty. A small model weighs dirt lightly in the use question ("the
+  cup is dirty": about even odds), yet answers the narrow questions reliably; so a
   dirty cup is caught by the monitor itself, not by a step that fails later.
   Thresholds per model, chosen on the dev tasks (`config/grounded.yaml`).
 - **one question about the task**, for a situation that names no object present ("there
@@ -311,7 +312,8 @@ class GroundedMonitor:
     def _object_decision(
         self, situation: Situation, grounding: Grounding, object_noun: str
     ) -> Decision:
-        """Its use first; if still usable, dirt, and then (once per role) the clean need."""
+        """Its use first; if still usable, dirt, and then (once per role) the clean need
+        and the task's own words about the object's dirt."""
         text = situation.text
         use = self._ask(
             USE,
