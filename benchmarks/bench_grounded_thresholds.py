@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import itertools
 import json
 import math
@@ -54,8 +55,9 @@ from cowp_ros.methods.grounded.situation_monitor import (
 )
 from cowp_ros.methods.paper.calibration.situations import load_benign_situations
 from cowp_ros.methods.paper.calibration.thresholds import auc
+from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
-from cowp_ros.planning import make_planner
+from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks import get_task, split_tasks
 
 
@@ -84,14 +86,19 @@ ones are the team's (thresholds are chosen with them), the test ones were writte
 outside the team (reported only)."""
 
 
+@functools.cache
+def closed_world_plan(task_name: str) -> tuple[PlanningTask, tuple[PlanStep, ...]]:
+    """The task as the robot knows it and its closed-world plan (planned once per task:
+    every item of a task meets the same plan; the monitor only reads the problem)."""
+    problem = get_task(task_name).load()
+    return problem, tuple(make_planner("pyperplan").solve(problem, 60.0).steps)
+
+
 def near_miss_items(task_name: str, path: Path | None) -> list[Item]:
     """The near misses of `task_name` at their step (harmless by construction)."""
     if path is None or not path.is_file():
         return []
-    spec = get_task(task_name)
-    actions = [
-        base_action_name(s.action) for s in make_planner("pyperplan").solve(spec.load(), 60.0).steps
-    ]
+    actions = [base_action_name(s.action) for s in closed_world_plan(task_name)[1]]
     return [
         Item(task_name, d.text, d.step, False, 1, "near_miss")
         for d in read_distractors(str(path))
@@ -101,9 +108,7 @@ def near_miss_items(task_name: str, path: Path | None) -> list[Item]:
 
 def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[Item]:
     spec = get_task(task_name)
-    problem = spec.load()
-    plan = make_planner("pyperplan").solve(problem, 60.0)
-    steps = list(plan.steps)
+    steps = list(closed_world_plan(task_name)[1])
     actions = [base_action_name(s.action) for s in steps]
     found: list[Item] = []
     annotation = annotations[task_name]
@@ -134,8 +139,8 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
     """Score each item with the monitor's questions (thresholds play no part here)."""
     for item in items:
         spec = get_task(item.task)
-        problem = spec.load()
-        steps = list(make_planner("pyperplan").solve(problem, 60.0).steps)
+        problem, plan = closed_world_plan(item.task)
+        steps = list(plan)
         actions = [base_action_name(s.action) for s in steps]
         rest = steps[actions.index(item.action) :]
         # Thresholds that ask every question of an object's decision, for its scores.
