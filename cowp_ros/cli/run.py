@@ -300,7 +300,8 @@ def run_with_model(
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
         print(f"model: {loop.report.model}; planner: {loop.planner.name}; method: {method}")
         loop.report.listeners.append(print_event)
-    warm_prefix(method, model, spec.description, quiet=args.quiet)
+    if schedule:  # a run without situations asks the monitor nothing: no prefix to read
+        warm_prefix(method, model, spec.description, quiet=args.quiet)
     robot = ScheduledRobot(schedule)
     if args.llm_state:
         from cowp_ros.methods.llm_state.loop import BeliefLoop

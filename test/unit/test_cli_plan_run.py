@@ -14,6 +14,7 @@ from cowp_unit_paths import REPO
 
 from cowp_ros.cli import main
 from cowp_ros.cli import run as run_cli
+from cowp_ros.llm.client import WARM_QUESTION
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.planning.fast_downward import is_available
 
@@ -176,3 +177,33 @@ def test_the_narrative_says_the_judgement_in_words_and_the_report_keeps_the_scor
     assert asked[0]["p_yes"] == pytest.approx(0.13)
     assert asked[0]["score"] == pytest.approx(1.90, abs=0.01)  # log-odds of "no"
     assert "threshold" in asked[0] and asked[0]["variant"] == "question"
+
+
+class WarmingModel(ScriptedModel):
+    """A scripted model that counts the prefix reads a run asks of its server."""
+
+    def __init__(self) -> None:
+        super().__init__(yes_no=[], default_yes_no=True)
+        self.warmed: list[str] = []
+
+    def warm(self, examples=(), question: str = "") -> None:
+        self.warmed.append(question)
+
+
+@pytest.mark.parametrize("situations", [[], ["--situation", "the cup is blue", "--at", "hold_cup"]])
+def test_cowp_run_reads_the_monitor_prefix_ahead_only_when_a_situation_can_come(
+    monkeypatch, capsys, situations: list[str]
+) -> None:
+    model = WarmingModel()
+
+    @contextlib.contextmanager
+    def fake_open_model(args) -> Iterator[ScriptedModel]:
+        yield model
+
+    monkeypatch.setattr(run_cli, "open_model", fake_open_model)
+    assert main(["run", "fill_cup", "--quiet", *situations]) == 0
+    assert capsys.readouterr().out.strip().startswith("outcome: completed")
+    if situations:
+        assert model.warmed == ["Task: filling a cup with water from the faucet. " + WARM_QUESTION]
+    else:
+        assert model.warmed == []
