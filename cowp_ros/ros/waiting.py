@@ -236,9 +236,17 @@ def call_service(
 
     A service that is not there, does not answer by the deadline, or goes away mid-call
     (its node died) ends in a CowpError naming it; a cancel ends the wait at once with
-    `RunCancelledError`, and the pending request is dropped either way.
+    `RunCancelledError`, the wait for the service to appear included, and the pending
+    request is dropped either way.
     """
-    if not client.wait_for_service(timeout_sec=min(10.0, timeout_s)):
+    found = wait_until(
+        client.service_is_ready,
+        cancel=cancel,
+        deadline=time.monotonic() + min(10.0, timeout_s),
+    )
+    if found is WaitEnd.CANCELED:
+        raise RunCancelledError(f"canceled while waiting for {client.srv_name} ({what})")
+    if found is not WaitEnd.DONE:
         raise CowpError(
             f"{what}: service {client.srv_name} is not available",
             hint="is its node running? (`cowp bringup` reports nodes that died)",
