@@ -364,6 +364,16 @@ def put_plan_result(response: Plan.Response, result: PlanResult) -> None:
     response.message = result.detail
 
 
+PLANNER_BUSY = "the planner is busy"
+"""How the planner node's refusal of a request past its limit begins (status `error`):
+the caller may try again when a slot frees (`planner_busy`)."""
+
+
+def planner_busy(response: Plan.Response) -> bool:
+    """The planner node refused the request only because every slot was taken."""
+    return response.status == "error" and response.message.startswith(PLANNER_BUSY)
+
+
 def plan_result_from_response(response: Plan.Response, planner: str) -> PlanResult:
     if response.status == "error":
         raise PlannerError(f"the planner node failed: {response.message}")

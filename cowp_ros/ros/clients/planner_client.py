@@ -2,7 +2,9 @@
 
 The task manager's loop plans its augmented domain and current state through this
 client, so the planner runs in its own process (and can be swapped by a parameter)
-while the loop is the same code as in `cowp run`.
+while the loop is the same code as in `cowp run`. A request the node refuses because all
+its slots are taken (another peer's slow requests) is sent again every `BUSY_RETRY_S`
+until the request's own deadline, so a busy planner delays the run instead of failing it.
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from rclpy.client import Client
 from rclpy.node import Node
 
 from cowp_interfaces.srv import Plan
-from cowp_ros.cowp.cancel import NEVER, CancelToken
+from cowp_ros.cowp.cancel import NEVER, CancelToken, RunCancelledError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanResult
 from cowp_ros.ros.clients.phase_clock import PhaseClock
-from cowp_ros.ros.conversions import plan_result_from_response
+from cowp_ros.ros.conversions import plan_result_from_response, planner_busy
 from cowp_ros.ros.names import PLAN_SERVICE
-from cowp_ros.ros.waiting import call_service
+from cowp_ros.ros.waiting import WaitEnd, call_service, wait_until
+
+BUSY_RETRY_S = 0.5
+"""How long the client waits before asking a busy planner node again."""
 
 
 class PlannerClient:
@@ -49,13 +54,21 @@ class PlannerClient:
             domain_pddl=task.domain_text(), problem_pddl=task.problem_text(), timeout_s=timeout_s
         )
         started = time.monotonic()
-        response = call_service(
-            self.client,
-            request,
-            timeout_s=timeout_s + self.margin,
-            what="planning",
-            cancel=self.cancel,
-        )
+        deadline = started + timeout_s + self.margin
+        while True:
+            response = call_service(
+                self.client,
+                request,
+                timeout_s=max(1.0, deadline - time.monotonic()),
+                what="planning",
+                cancel=self.cancel,
+            )
+            again = min(deadline, time.monotonic() + BUSY_RETRY_S)
+            if not planner_busy(response) or again >= deadline:
+                break
+            never = wait_until(lambda: False, cancel=self.cancel, deadline=again)
+            if never is WaitEnd.CANCELED:
+                raise RunCancelledError("canceled while waiting for a busy planner")
         if self.clock is not None:
             self.clock.add("plan", time.monotonic() - started)
         result = plan_result_from_response(response, self.name)

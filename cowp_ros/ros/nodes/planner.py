@@ -9,7 +9,8 @@ before a planner starts), the planner process's memory (`memory_mb`) and its dea
 up to `max_timeout_s`, which is kept at the task manager's own planning deadline.
 Requests are served side by side, up to `max_concurrent`: a peer that holds one slot
 with a slow request does not make the task manager's request wait behind it, and a
-request past the limit is refused at once ("busy") rather than queued.
+request past the limit is refused at once ("busy") rather than queued; the task manager's
+client tries again until its own deadline (`PlannerClient`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from cowp_ros.limits import MAX_GROUND_ACTIONS, PLANNER_MEMORY_MB
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PLANNER_NAMES, Planner, make_planner
 from cowp_ros.planning.planner import request_deadline
-from cowp_ros.ros.conversions import put_plan_result
+from cowp_ros.ros.conversions import PLANNER_BUSY, put_plan_result
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
@@ -97,7 +98,7 @@ class PlannerNode(Node):
         if not self._slots.acquire(blocking=False):
             response.success, response.status = False, "error"
             response.message = (
-                f"the planner is busy: {self.max_concurrent} requests are being planned "
+                f"{PLANNER_BUSY}: {self.max_concurrent} requests are being planned "
                 "(try again when one ends)"
             )
             self.get_logger().warning("refused a plan request: busy")
