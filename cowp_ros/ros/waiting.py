@@ -174,9 +174,13 @@ def run_action(
     `motion_s` is seconds or a `Deadline`, started once the server is there. Works
     with rclpy's ActionClient and with any object of the same shape. With
     `watch_server`, a server that goes away mid-goal (its node died) ends the wait
-    after `GONE_AFTER_S`, rather than at the deadline.
+    after `GONE_AFTER_S`, rather than at the deadline. A cancel ends every wait, the wait
+    for the server to appear included.
     """
-    if not client.wait_for_server(timeout_sec=server_s):
+    found = wait_until(client.server_is_ready, cancel=cancel, deadline=time.monotonic() + server_s)
+    if found is WaitEnd.CANCELED:
+        return MotionResult.canceled(f"canceled while waiting for {server}"), None
+    if found is not WaitEnd.DONE:
         return MotionResult.failure(
             f"{kind} action server {server} not available within {server_s:g} s ({hint})"
         ), None

@@ -357,6 +357,9 @@ class FakeActionClient:
         self.waited: list[float] = []
         self.cancels = 0
 
+    def server_is_ready(self) -> bool:
+        return self.server_up
+
     def wait_for_server(self, timeout_sec: float | None = None) -> bool:
         self.waited.append(timeout_sec or 0.0)
         if not self.server_up:

@@ -52,6 +52,8 @@ pytestmark = pytest.mark.ros
 QUICK = Timeouts(
     server_s=10.0, topic_s=5.0, navigate_s=20.0, arm_margin_s=10.0, gripper_s=10.0, detect_s=5.0
 )
+NO_SERVER = dataclasses.replace(QUICK, server_s=0.3)
+"""For a server that never appears: the wait for it ends at its deadline."""
 COUNTER = Pose2D(2.0, 0.5, 0.0)
 
 
@@ -384,11 +386,20 @@ def test_nav2_base_rejected_goal(client, robot) -> None:
 
 
 def test_nav2_base_missing_server_names_the_action_and_the_namespace(client, robot) -> None:
-    outcome = nav2(robot, client, FakeActionClient(None, server_up=False)).go_to(
+    outcome = nav2(robot, client, FakeActionClient(None, server_up=False), NO_SERVER).go_to(
         "counter", COUNTER, threading.Event()
     )
     assert not outcome.ok and "/navigate_to_pose" in outcome.message
     assert "base.nav2_action" in outcome.message
+
+
+def test_nav2_base_cancel_ends_the_wait_for_a_server_that_is_not_there(client, robot) -> None:
+    canceled = threading.Event()
+    canceled.set()
+    outcome = nav2(robot, client, FakeActionClient(None, server_up=False)).go_to(
+        "counter", COUNTER, canceled
+    )  # QUICK waits 10 s for the server; the cancel ends the wait at once
+    assert outcome.status is Status.CANCELED, outcome.message  # not "server not available"
 
 
 def test_nav2_base_cancel_mid_drive_cancels_the_goal_on_nav2(client, robot) -> None:
@@ -489,9 +500,9 @@ def test_action_arm_controller_error_is_reported(harness, fakes, client, fast_ro
 
 def test_action_arm_missing_server_is_named(harness, fakes, client, fast_robot) -> None:
     arm_fake(harness, fakes, fast_robot, trajectory_topic=None)
-    outcome = action_arm(client, fast_robot, FakeActionClient(None, server_up=False)).move_to(
-        "home", fast_robot.arm.poses["home"], threading.Event()
-    )
+    outcome = action_arm(
+        client, fast_robot, FakeActionClient(None, server_up=False), NO_SERVER
+    ).move_to("home", fast_robot.arm.poses["home"], threading.Event())
     assert outcome.status is Status.FAILED
     assert fast_robot.arm.follow_joint_trajectory_action in outcome.message
     assert "scaled_joint_trajectory_controller active" in outcome.message
@@ -689,9 +700,9 @@ def test_parallel_gripper_abort_without_a_stall_is_a_failure(client, robot) -> N
 
 
 def test_parallel_gripper_missing_server_names_action_and_controller(client, robot) -> None:
-    outcome = parallel_gripper(client, robot, FakeActionClient(None, server_up=False)).open(
-        threading.Event()
-    )
+    outcome = parallel_gripper(
+        client, robot, FakeActionClient(None, server_up=False), NO_SERVER
+    ).open(threading.Event())
     assert not outcome.ok and robot.gripper.gripper_action in outcome.message
     assert "gripper_action_controller active" in outcome.message
 
