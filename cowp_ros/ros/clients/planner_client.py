@@ -16,13 +16,13 @@ from rclpy.client import Client
 from rclpy.node import Node
 
 from cowp_interfaces.srv import Plan
-from cowp_ros.cowp.cancel import NEVER, CancelToken, RunCancelledError
+from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanResult
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.conversions import plan_result_from_response, planner_busy
 from cowp_ros.ros.names import PLAN_SERVICE
-from cowp_ros.ros.waiting import WaitEnd, call_service, wait_until
+from cowp_ros.ros.waiting import call_service
 
 BUSY_RETRY_S = 0.5
 """How long the client waits before asking a busy planner node again."""
@@ -66,9 +66,8 @@ class PlannerClient:
             again = min(deadline, time.monotonic() + BUSY_RETRY_S)
             if not planner_busy(response) or again >= deadline:
                 break
-            never = wait_until(lambda: False, cancel=self.cancel, deadline=again)
-            if never is WaitEnd.CANCELED:
-                raise RunCancelledError("canceled while waiting for a busy planner")
+            self.cancel.wait(again - time.monotonic())
+            self.cancel.check()
         if self.clock is not None:
             self.clock.add("plan", time.monotonic() - started)
         result = plan_result_from_response(response, self.name)
