@@ -506,7 +506,10 @@ def _run_one(
     for event in trial.events:
         entry = event.to_dict() | {"fired": event.key in fired, "changed": event.key in changed}
         if event.kind == "situation":
-            entry["handled"] = bool(event.blocking and entry["fired"] and completed)
+            entry["passed"] = world.passed(event.key)
+            entry["handled"] = bool(
+                event.blocking and (entry["fired"] or entry["passed"]) and completed
+            )
             entry["how"] = world.how_handled(event) if entry["handled"] else ""
             entry["gave_up_rightly"] = bool(event.blocking and world.gave_up_rightly(event))
             situations.append(entry)

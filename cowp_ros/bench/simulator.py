@@ -9,7 +9,15 @@ the base action's preconditions hold with those objects.
 Situations are drawn per trial in advance (`runner.draw_trial`), so every method faces
 the same ones: each is due at a base action and is raised the first time a method
 attempts a step of that action. Raising it means the robot sees the sentence before the
-step, and that attempt is not done. Then its effect holds (`annotations.Effect`):
+step, and that attempt is not done. A situation about objects that an earlier situation
+already made unusable is moot where the robot has moved on: a step of its action that
+puts other objects in their roles instead (a second vacuum after the first would not
+turn on, a tray after the plate was not found) passes it by, as nobody tells a robot
+turning on one vacuum that the vacuum it gave up on is not working. It stays due in case
+the robot comes back to its objects, and counts as got past if the trial completes
+(`TrialWorld.passed`); the earlier situation has to have been handled to get there, so
+no method dodges a situation by preferring other objects from the start. Then
+its effect holds (`annotations.Effect`):
 
 - `disables`: its objects are unusable from then on. A situation blocks only the steps
   that use one of its objects ("the plate is not found" raised before finding the
@@ -190,6 +198,8 @@ class TrialWorld:
         self._done: list[PlanStep] = []
         self._fired_at: dict[str, tuple[int, int]] = {}
         """Event key -> (steps done, steps failed) when it was raised."""
+        self._passed_at: dict[str, int] = {}
+        """Event key -> steps done when it was first passed by (see `moot`)."""
         self._history: list[tuple[PlanStep, StepObservation]] = []
         self.max_attempts = max_attempts
         self.record = EpisodeRecord()
@@ -259,7 +269,14 @@ class TrialWorld:
                 self._changed(f"the next step was {step}, not {watched}")
             self._watch = None
         base = base_action_name(step.action)
-        event = next((e for e in self._pending if e.action == base), None)
+        event = None
+        for due in self._pending:
+            if due.action != base:
+                continue
+            if not self.moot(due, step):
+                event = due
+                break
+            self._passed_at.setdefault(due.key, len(self._done))
         if event is not None:
             self._pending.remove(event)
             self._fire(event, step)
@@ -279,6 +296,39 @@ class TrialWorld:
         return StepObservation(True)
 
     # ---- the world's rules --------------------------------------------------------
+
+    def moot(self, event: ScheduledEvent, step: PlanStep) -> bool:
+        """Whether `event` is about objects already unusable that `step` no longer uses.
+
+        True when an earlier situation disabled all of its objects, none of them is in
+        the step, and a role one of them would fill holds another object of the same kind
+        (`vacuum_2` for `vacuum_1`) or a stand-in of another kind (`tray_1` in the plate's
+        role of `find_plate`). A situation with no objects (a distractor, one about an
+        action) is never moot, nor is one whose step has no role for its objects ("the
+        plate is not found" before finding the cupboard).
+        """
+        targets = event.targets
+        if not targets or any(t in step.args or t not in self.disabled for t in targets):
+            return False
+        world = self._world
+        base = base_action_name(step.action)
+        if base not in world.actions:
+            return False
+        kinds = {world.objects[t] for t in targets if t in world.objects}
+        for role, arg in zip(world.parameter_types(base), step.args, strict=False):
+            used = world.objects.get(arg)
+            if used is None:
+                continue
+            for kind in kinds:
+                if used == kind and world.is_subtype(kind, role):
+                    return True
+                if role == kind and not world.is_subtype(used, role):
+                    return True
+        return False
+
+    def passed(self, key: str) -> bool:
+        """Whether the situation `key` was passed by as moot (see `moot`) and never raised."""
+        return key in self._passed_at and key not in self._fired_at
 
     def _fire(self, event: ScheduledEvent, step: PlanStep) -> None:
         self._fired_at[event.key] = (len(self._done), len(self.record.failed))
@@ -368,11 +418,16 @@ class TrialWorld:
         `stand_in`: another kind of object took the role of an object it disabled, or a
         role of the action it put beyond the robot's skills (a broom sweeping in a power
         outage); `same_kind`: another object of a disabled object's kind did;
-        `plan_change`: neither (another way to the goal). "" if it was never raised.
+        `plan_change`: neither (another way to the goal). "" if it was never raised nor
+        passed by as moot.
         """
-        if event.key not in self._fired_at:
+        if event.key in self._fired_at:
+            start = self._fired_at[event.key][0]
+        elif event.key in self._passed_at:
+            start = self._passed_at[event.key]
+        else:
             return ""
-        after = self._done[self._fired_at[event.key][0] :]
+        after = self._done[start:]
         world = self._world
         kinds = {world.objects[t] for t in event.targets if t in world.objects}
         effect = event.effect

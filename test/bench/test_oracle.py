@@ -78,3 +78,16 @@ def test_every_pair_the_oracle_cannot_solve_is_declared_with_its_reason() -> Non
     assert {p.declared for p in unsolved} == {"beyond_skills", "no_stand_in"}
     for p in unsolved:
         assert annotations[p.task].unsolvable[p.index].why
+
+
+def test_a_situation_passed_by_as_moot_counts_as_handled_when_the_trial_completes() -> None:
+    record = run(
+        ["cup_1", "cup_2", "faucet_1", "table_1"],
+        situation("the cup is broken.", "hold_cup"),
+        situation("the cup is cracked.", "fill_cup"),
+    )
+    assert record["completed"], record["episode"]
+    first, second = record["situations"]
+    assert first["fired"] and not first["passed"] and first["handled"]
+    assert not second["fired"] and second["passed"] and second["handled"]
+    assert second["how"] == "same_kind"

@@ -341,3 +341,57 @@ def test_any_sink_takes_the_plate_when_the_kitchen_sink_is_full() -> None:
     assert not w.execute(PlanStep("walk_sink", ("sink_1",))).executed
     run(w, [PlanStep("walk_sink", ("sink_2",)), PlanStep("place_plate", ("plate_1", "sink_2"))])
     assert w.record.completed and w.how_handled(full) == "same_kind"
+
+
+CUP_2 = [
+    PlanStep("find_cup", ("cup_2",)),
+    PlanStep("hold_cup", ("cup_2",)),
+    PlanStep("fill_cup", ("cup_2", "faucet_1")),
+    PlanStep("place_cup", ("cup_2", "table_1")),
+]
+
+
+def test_a_situation_about_an_object_already_given_up_on_is_passed_by() -> None:
+    # "the cup is broken" made the robot take cup_2; "the cup is cracked", due at filling,
+    # is about cup_1: the robot filling cup_2 is not told it, and it counts as got past
+    broken = situation("the cup is broken.", "hold_cup")
+    cracked = situation("the cup is cracked.", "fill_cup")
+    w = world(broken, cracked, present=[*PRESENT, "cup_2"])
+    run(w, PLAN[:3])
+    assert w.execute(PLAN[3]).situation == "the cup is broken."
+    assert all(o.executed and o.situation is None for o in run(w, CUP_2))
+    assert w.record.completed
+    assert [f["text"] for f in w.record.fired] == ["the cup is broken."]
+    assert w.passed(cracked.key) and not w.passed(broken.key)
+    assert w.how_handled(cracked) == "same_kind"
+
+
+def test_a_stand_in_in_the_roles_of_an_object_given_up_on_passes_its_situation_by() -> None:
+    broken = situation("the cup is broken.", "hold_cup")
+    cracked = situation("the cup is cracked.", "fill_cup")
+    w = world(broken, cracked)
+    run(w, PLAN[:3])
+    w.execute(PLAN[3])
+    assert all(o.executed for o in run(w, WITH_BOWL))
+    assert w.passed(cracked.key) and w.how_handled(cracked) == "stand_in"
+
+
+def test_a_situation_about_an_object_still_usable_is_raised_whatever_object_is_used() -> None:
+    # no dodging: a plan that prefers cup_2 from the start is still told about the cup
+    cracked = situation("the cup is cracked.", "fill_cup")
+    w = world(cracked, present=[*PRESENT, "cup_2"])
+    run(w, [PLAN[0], PLAN[1], *CUP_2[:2]])
+    assert w.execute(CUP_2[2]).situation == "the cup is cracked."
+    assert not w.passed(cracked.key)
+
+
+def test_a_passed_situation_is_raised_if_the_robot_comes_back_to_its_object() -> None:
+    broken = situation("the cup is broken.", "find_cup")
+    cracked = situation("the cup is cracked.", "fill_cup")
+    w = world(broken, cracked, present=[*PRESENT, "cup_2"])
+    run(w, PLAN[:2])
+    w.execute(PLAN[2])  # raised: cup_1 is unusable
+    run(w, CUP_2[:2])
+    assert w.execute(CUP_2[2]).situation is None  # passed by
+    assert w.execute(PLAN[4]).situation == "the cup is cracked."
+    assert not w.passed(cracked.key)
