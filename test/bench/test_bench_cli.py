@@ -82,7 +82,7 @@ def test_trials_of_an_older_bench_version_are_reported_never_mixed(
     assert bench(tmp_path, *args) == 0
     config = tmp_path / "out" / "config.json"
     saved = json.loads(config.read_text())
-    assert saved["bench_version"] == 3
+    assert saved["bench_version"] == 4
     del saved["bench_version"]  # as a run of bench v2 wrote it
     config.write_text(json.dumps(saved))
     capsys.readouterr()
