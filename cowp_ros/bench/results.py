@@ -235,6 +235,7 @@ def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
         ),
         "silent_harm_trials": sum(bool(r["episode"].get("silent_harms")) for r in records),
         "blocking_raised": sum(s["fired"] for s in blocking),
+        "blocking_passed": sum(bool(s.get("passed")) for s in blocking),
         "harmless_changed": per_trial(with_harmless, harmless_changed, bool),
         "harmless_situations_changed": per_trial(
             records,
@@ -590,6 +591,11 @@ def markdown(result: dict[str, Any], header: str) -> str:
             notes.append(f"{o['errors']} trial(s) ended in a method error")
         if o["harmful_trials"]:
             notes.append(f"{o['harmful_trials']} trial(s) had a harmful step")
+        if o.get("blocking_passed"):
+            notes.append(
+                f"{o['blocking_passed']} blocking situation(s) passed by as moot (about objects "
+                "an earlier situation had made unusable)"
+            )
         if o["distractors_changed"]["n"]:
             notes.append(f"distractors: changed {fmt_rate(o['distractors_changed'])}")
         for source, changed in o.get("distractors_changed_by_file", {}).items():

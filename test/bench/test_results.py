@@ -217,3 +217,18 @@ def test_the_papers_column_stands_only_beside_the_papers_model(model: str, shown
     if not shown:
         why = f"{model}, is not the paper's GPT-3" if model else "asked no language model"
         assert why in table.splitlines()[2]
+
+
+def test_situations_passed_by_as_moot_are_counted_and_said() -> None:
+    moot = v3_situation(True, "same_kind", key="4/1") | {"fired": False, "passed": True}
+    records = [
+        record("oracle", "pour_coke", True, [v3_situation(True, "same_kind"), moot]),
+        record("same_kind", "pour_coke", True, [v3_situation(True, "same_kind")], 1),
+    ]
+    result = aggregate(records, ["oracle", "same_kind"], {}, {"test": ["pour_coke"]})
+    oracle = result["methods"]["oracle"]["overall"]
+    assert oracle["blocking_passed"] == 1 and oracle["blocking_raised"] == 1
+    assert result["methods"]["same_kind"]["overall"]["blocking_passed"] == 0
+    table = markdown(result, "# header")
+    assert "oracle: 1 blocking situation(s) passed by as moot" in table
+    assert "same_kind: 1 blocking" not in table
