@@ -15,9 +15,9 @@ puts other objects in their roles instead (a second vacuum after the first would
 turn on, a tray after the plate was not found) passes it by, as nobody tells a robot
 turning on one vacuum that the vacuum it gave up on is not working. It stays due in case
 the robot comes back to its objects, and counts as got past if the trial completes
-(`TrialWorld.passed`); the earlier situation has to have been handled to get there, so
-no method dodges a situation by preferring other objects from the start. Then
-its effect holds (`annotations.Effect`):
+(`schedule.moot`, `TrialWorld.passed`); the earlier situation has to have been handled
+to get there, so no method dodges a situation by preferring other objects from the
+start. Then its effect holds (`annotations.Effect`):
 
 - `disables`: its objects are unusable from then on. A situation blocks only the steps
   that use one of its objects ("the plate is not found" raised before finding the
@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cowp_ros.bench.annotations import Effect, SituationEffect, TaskAnnotation
+from cowp_ros.bench.schedule import EventSchedule
 from cowp_ros.bench.view import Episode, RobotView, StepObservation, _Hooks
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.edits import base_action_name
@@ -184,7 +185,7 @@ class TrialWorld:
         self.annotation = annotation
         self._world = world
         self._state: set[Atom] = set(world.init_atoms)
-        self._pending = sorted(events, key=lambda e: (e.at, e.kind != "distractor"))
+        self._schedule = EventSchedule(events)
         self.disabled: dict[str, str] = {}
         """Object -> the sentence that made it unusable."""
         self.beyond: dict[str, str] = {}
@@ -196,10 +197,6 @@ class TrialWorld:
         self._watch: _Watch | None = None
         self._situations: list[str] = []
         self._done: list[PlanStep] = []
-        self._fired_at: dict[str, tuple[int, int]] = {}
-        """Event key -> (steps done, steps failed) when it was raised."""
-        self._passed_at: dict[str, int] = {}
-        """Event key -> steps done when it was first passed by (see `moot`)."""
         self._history: list[tuple[PlanStep, StepObservation]] = []
         self.max_attempts = max_attempts
         self.record = EpisodeRecord()
@@ -269,16 +266,10 @@ class TrialWorld:
                 self._changed(f"the next step was {step}, not {watched}")
             self._watch = None
         base = base_action_name(step.action)
-        event = None
-        for due in self._pending:
-            if due.action != base:
-                continue
-            if not self.moot(due, step):
-                event = due
-                break
-            self._passed_at.setdefault(due.key, len(self._done))
+        event = self._schedule.take(
+            step, self._world, self.disabled, len(self._done), len(record.failed)
+        )
         if event is not None:
-            self._pending.remove(event)
             self._fire(event, step)
             return StepObservation(False, event.text, "")
         why = self._why_not(step, base)
@@ -297,41 +288,11 @@ class TrialWorld:
 
     # ---- the world's rules --------------------------------------------------------
 
-    def moot(self, event: ScheduledEvent, step: PlanStep) -> bool:
-        """Whether `event` is about objects already unusable that `step` no longer uses.
-
-        True when an earlier situation disabled all of its objects, none of them is in
-        the step, and a role one of them would fill holds another object of the same kind
-        (`vacuum_2` for `vacuum_1`) or a stand-in of another kind (`tray_1` in the plate's
-        role of `find_plate`). A situation with no objects (a distractor, one about an
-        action) is never moot, nor is one whose step has no role for its objects ("the
-        plate is not found" before finding the cupboard).
-        """
-        targets = event.targets
-        if not targets or any(t in step.args or t not in self.disabled for t in targets):
-            return False
-        world = self._world
-        base = base_action_name(step.action)
-        if base not in world.actions:
-            return False
-        kinds = {world.objects[t] for t in targets if t in world.objects}
-        for role, arg in zip(world.parameter_types(base), step.args, strict=False):
-            used = world.objects.get(arg)
-            if used is None:
-                continue
-            for kind in kinds:
-                if used == kind and world.is_subtype(kind, role):
-                    return True
-                if role == kind and not world.is_subtype(used, role):
-                    return True
-        return False
-
     def passed(self, key: str) -> bool:
-        """Whether the situation `key` was passed by as moot (see `moot`) and never raised."""
-        return key in self._passed_at and key not in self._fired_at
+        """Whether the situation `key` was passed by as moot (`schedule.moot`), never raised."""
+        return self._schedule.passed(key)
 
     def _fire(self, event: ScheduledEvent, step: PlanStep) -> None:
-        self._fired_at[event.key] = (len(self._done), len(self.record.failed))
         self._situations.append(event.text)
         self.record.fired.append({**event.to_dict(), "before": str(step)})
         if not event.blocking:
@@ -421,11 +382,8 @@ class TrialWorld:
         `plan_change`: neither (another way to the goal). "" if it was never raised nor
         passed by as moot.
         """
-        if event.key in self._fired_at:
-            start = self._fired_at[event.key][0]
-        elif event.key in self._passed_at:
-            start = self._passed_at[event.key]
-        else:
+        start = self._schedule.met_at(event.key)
+        if start is None:
             return ""
         after = self._done[start:]
         world = self._world
@@ -453,9 +411,10 @@ class TrialWorld:
         """The method stopped, unharmed and explaining, after a situation no method can
         handle, without a failed step after it: it understood rather than ran into it."""
         record = self.record
-        if event.key not in self._fired_at or not event.unsolvable:
+        raised = self._schedule.raised_at.get(event.key)
+        if raised is None or not event.unsolvable:
             return False
-        failed_before = self._fired_at[event.key][1]
+        failed_before = raised[1]
         return (
             bool(record.gave_up)
             and not record.gave_up.startswith("error:")
