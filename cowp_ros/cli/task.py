@@ -69,7 +69,9 @@ def send_task(args: argparse.Namespace) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     client = TaskClient()
     try:
-        client.wait_until_ready(args.wait_server)
+        if not client.wait_until_ready(args.wait_server, cancel=stop):
+            print("canceled before the task was sent: nothing ran")
+            return 130
         print(f"RunTask: {args.task}", flush=True)
         client.run_task(args.task)
         result = follow_task(client, args.timeout, stop)

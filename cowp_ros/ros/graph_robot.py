@@ -20,7 +20,7 @@ from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.conversions import step_to_msg
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
-from cowp_ros.ros.waiting import run_action
+from cowp_ros.ros.waiting import WaitEnd, run_action, wait_for_server
 from cowp_ros.tasks.presence import Presence
 
 if TYPE_CHECKING:
@@ -50,7 +50,10 @@ class GraphRobot:
         if refusal is not None:
             return StepOutcome(False, reason=refusal)
         client = self.node.skill_client
-        if not client.wait_for_server(timeout_sec=EXECUTOR_WAIT_S):
+        found = wait_for_server(client, cancel=cancel, seconds=EXECUTOR_WAIT_S)
+        if found is WaitEnd.CANCELED:
+            cancel.check()  # a run canceled while the executor is still starting stops now
+        if found is not WaitEnd.DONE:
             raise CowpError(
                 f"the executor is not serving {EXECUTE_SKILL_ACTION}",
                 hint="is the executor node running?",

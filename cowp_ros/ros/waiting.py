@@ -155,6 +155,12 @@ def wait_future(
     return wait_until(future.done, cancel=cancel, deadline=deadline, alive=alive)
 
 
+def wait_for_server(client: Any, *, cancel: Cancellable, seconds: float) -> WaitEnd:
+    """Wait for an action client's server to appear: DONE, CANCELED (a cancel ends the
+    wait at once, unlike rclpy's `wait_for_server`) or TIMEOUT."""
+    return wait_until(client.server_is_ready, cancel=cancel, deadline=time.monotonic() + seconds)
+
+
 def run_action(
     client: Any,
     goal: Any,
@@ -177,7 +183,7 @@ def run_action(
     after `GONE_AFTER_S`, rather than at the deadline. A cancel ends every wait, the wait
     for the server to appear included.
     """
-    found = wait_until(client.server_is_ready, cancel=cancel, deadline=time.monotonic() + server_s)
+    found = wait_for_server(client, cancel=cancel, seconds=server_s)
     if found is WaitEnd.CANCELED:
         return MotionResult.canceled(f"canceled while waiting for {server}"), None
     if found is not WaitEnd.DONE:

@@ -3,6 +3,9 @@ through a real executor node (sim-topic fakes stand in for the robot)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from collections.abc import Iterator
 
@@ -13,6 +16,7 @@ from test_executor_node import robot_yaml, start_robot
 
 from cowp_ros.cli import main
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.clients.skill_client import run_step_on_executor
 from cowp_ros.ros.nodes.executor import SkillExecutor
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.skill_map import SkillMap
@@ -93,6 +97,23 @@ def test_run_without_an_executor_says_how_to_start_one(capsys: pytest.CaptureFix
         capsys, "navigate", "location=table", "--run", "--action", action, "--server-timeout", "0.5"
     )
     assert code == 1 and action in err and "cowp bringup --profile robot" in err
+
+
+def test_ctrl_c_while_waiting_for_the_executor_stops_at_once() -> None:
+    # the command's Ctrl-C handler cancels rather than raising: the wait for the server
+    # must watch that cancel too, or Ctrl-C does nothing until the wait runs out
+    action = f"/nobody_{time.monotonic_ns()}/execute_skill"
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        ok, message = run_step_on_executor(
+            action, "navigate", ["table"], server_timeout_s=60.0, step_timeout_s=5.0, say=print
+        )
+    finally:
+        timer.cancel()
+    assert not ok and message == f"canceled while waiting for {action}"
+    assert time.monotonic() - started < 30.0
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.waiting import run_action
+from cowp_ros.ros.waiting import WaitEnd, run_action, wait_for_server
 
 
 def run_step_on_executor(
@@ -49,7 +49,10 @@ def run_step_on_executor(
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
         client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name)
-        if not client.wait_for_server(timeout_sec=server_timeout_s):
+        found = wait_for_server(client, cancel=cancel, seconds=server_timeout_s)
+        if found is WaitEnd.CANCELED:  # Ctrl-C while the executor is still starting
+            return False, f"canceled while waiting for {action_name}"
+        if found is not WaitEnd.DONE:
             raise CowpError(
                 f"no executor serves {action_name} within {server_timeout_s:g} s",
                 hint="start it first: cowp bringup --profile robot (or ros2 launch cowp_ros "

@@ -16,6 +16,7 @@ message saying so, instead of a hang.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,7 @@ from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import RUN_TASK_ACTION
+from cowp_ros.ros.waiting import Cancellable, WaitEnd, wait_for_server
 
 
 @dataclass(frozen=True)
@@ -69,13 +71,20 @@ class TaskClient:
         self._read = 0  # feedback messages already handed out by get_feedback()
 
     # ------------------------------------------------------------------ lifecycle
-    def wait_until_ready(self, timeout_s: float = 60.0) -> None:
-        if not self.client.wait_for_server(timeout_sec=timeout_s):
+    def wait_until_ready(self, timeout_s: float = 60.0, cancel: Cancellable | None = None) -> bool:
+        """Wait for the task manager's action server: True once it is there, False if
+        `cancel` was set first (a Ctrl-C handler that cancels rather than raises must
+        still end this wait); raises CowpError when it does not appear in time."""
+        found = wait_for_server(self.client, cancel=cancel or threading.Event(), seconds=timeout_s)
+        if found is WaitEnd.CANCELED:
+            return False
+        if found is not WaitEnd.DONE:
             raise CowpError(
                 f"no RunTask action server at {self.action_name} after {timeout_s:.0f} s",
                 hint="start the stack first (`cowp bringup --profile sim`) and check "
                 "ROS_DOMAIN_ID matches",
             )
+        return True
 
     def close(self) -> None:
         self.node.destroy_node()
