@@ -79,7 +79,7 @@ BENCH_VERSION = 4
 """The world's and the judge's semantics. 3: silent harms succeed and fail the trial,
 `beyond_skills` stops its own action, the no-model controls, handling split by how.
 4: a situation about objects an earlier situation already made unusable is passed by
-where the robot does its action with others (`simulator.TrialWorld.moot`).
+where the robot does its action with others (`schedule.moot`).
 A run's config.json carries it (none: 2), so trials of two versions never mix and a
 kept table says which version it measured."""
 

@@ -339,7 +339,8 @@ class FakeActionClient:
     """Test double of rclpy.action.ActionClient, driving a fake robot part.
 
     execute(goal, handle) runs in a thread and returns (status, result) when the motion
-    ends; it should watch handle.canceled. server_up False: wait_for_server times out.
+    ends; it should watch handle.canceled. server_up False: the server never appears
+    (server_is_ready stays False, so a wait for it runs to its deadline or a cancel).
     accept: False, or a function of the goal (the server's goal callback).
     """
 
@@ -354,16 +355,9 @@ class FakeActionClient:
         self.server_up = server_up
         self.accept = accept
         self.goals: list[Any] = []
-        self.waited: list[float] = []
         self.cancels = 0
 
     def server_is_ready(self) -> bool:
-        return self.server_up
-
-    def wait_for_server(self, timeout_sec: float | None = None) -> bool:
-        self.waited.append(timeout_sec or 0.0)
-        if not self.server_up:
-            time.sleep(min(timeout_sec or 0.0, 0.2))
         return self.server_up
 
     def send_goal_async(self, goal: Any, feedback_callback: Any = None) -> Future:
