@@ -1,4 +1,4 @@
-"""Waits for an action server end on cancel: a run (or a `cowp task run` Ctrl-C) canceled
+"""Waits for an action server end on cancel: a run (or a `cowp task send` Ctrl-C) canceled
 while the executor or the task manager is still starting stops at once, not after the
 wait."""
 
