@@ -22,7 +22,7 @@ from cowp_ros.cowp.roles import candidate_types
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 
-__all__ = ["assess_candidates", "refusal_of", "role_of"]
+__all__ = ["agreed_actions", "assess_candidates", "refusal_of", "role_of"]
 
 _SUITABLE_TO = re.compile(r"\bfor an? robot to (.+?)\?*$", re.IGNORECASE)
 
@@ -71,6 +71,23 @@ def assess_candidates(
         elif refused is not None:
             refused.append(refusal_of(assessment))
     return accepted
+
+
+def agreed_actions(
+    accepted: Sequence[CandidateAssessment], chosen: str, actions: Sequence[str]
+) -> list[str]:
+    """The role's actions the chosen kind was found suitable for, in `actions`' order:
+    its copies are made of these only. An acquirer that asked about every action (COWP's)
+    gets them all; one that asked only about the actions a plan with the kind uses (the
+    grounded method's) does not teach the domain to plug in a broom. An assessment with
+    no action question (a kind selected without one) keeps every action."""
+    assessment = next((a for a in accepted if a.candidate_type == chosen), None)
+    asked = (
+        set()
+        if assessment is None
+        else {q.action for q in assessment.questions if q.action != ROLE_ACTION}
+    )
+    return [a for a in actions if a in asked] or list(actions)
 
 
 def refusal_of(assessment: CandidateAssessment) -> Refusal:

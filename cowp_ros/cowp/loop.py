@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cowp_ros.cowp import narration
-from cowp_ros.cowp.acquisition import assess_candidates, role_of
+from cowp_ros.cowp.acquisition import agreed_actions, assess_candidates, role_of
 from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.checking import first_blocked_step, understand
@@ -236,6 +236,7 @@ class OpenWorldPlanner:
         if not success:
             return self._step_failed(step)
         self.task = edits.apply_action(self.task, step.action, step.args)
+        self._state.failed_in_a_row = []
         self._state.executed.append(self._state.remaining.pop(0))
         self._tell(StepDone(step, self.describe(step), len(self._state.executed)))
         self._finish_if_goal_reached()
@@ -255,7 +256,11 @@ class OpenWorldPlanner:
             self.cancel.check()
             return self.predicates.generate(known.situation, self.task, list(step.args))
 
-        blamed = self.policies.blame.blamed(step, self._state.situations, fact_for)
+        if self._state.failed_in_a_row and self._state.failed_in_a_row[-1] != step:
+            self._state.failed_in_a_row = []
+        self._state.failed_in_a_row.append(step)
+        failures = len(self._state.failed_in_a_row)
+        blamed = self.policies.blame.blamed(step, self._state.situations, fact_for, failures)
         if blamed is None:
             if not self._replan(Reason(Why.STEP_FAILED, step)).found:
                 return self._acquire_or_give_up_for(step, None)
@@ -309,7 +314,8 @@ class OpenWorldPlanner:
     def _acquire_or_give_up_for(self, step: PlanStep, known: KnownSituation | None) -> Reaction:
         situation = known.text if known else narration.step_failure(step)
         fact = known.fact if known else None
-        if fact is not None and fact.subject not in step.args:
+        world = fact is not None and fact.subject is None and self.policies.world_stand_ins
+        if fact is not None and fact.subject not in step.args and not world:
             # The precondition that blocks the step names no parameter of it ("(not
             # (water_is_dirty))", "(not (is_missing table_1))" on find_faucet): every
             # stand-in's copy of the action keeps it verbatim, so no stand-in can help.
@@ -318,9 +324,14 @@ class OpenWorldPlanner:
             self._give_up(NoStandInHelps(situation, about, self.describe(step)))
             return Reaction.NO_SOLUTION
         role_type = role_of(self.task, step, fact)
+        tried_before = len(self._state.tried_types.get(role_type or "", ()))
         if role_type is not None and self._acquire(step, role_type, situation):
             return Reaction.ACQUIRED
         asked = len(self._state.tried_types.get(role_type or "", ()))
+        if world and asked == tried_before:
+            # No kind present can do the job without what the world took away.
+            self._give_up(NoStandInHelps(situation, None, self.describe(step)))
+            return Reaction.NO_SOLUTION
         refused = tuple(self._state.refused.get(role_type or "", ()))
         self._give_up(NoRole(situation, role_type, asked, refused))
         return Reaction.NO_SOLUTION
@@ -346,7 +357,8 @@ class OpenWorldPlanner:
             selection = self.acquirer.select(accepted, role_type, self.description, situation)
             self._tell(Chose(selection, role_type))
             chosen = selection.chosen
-            self.task, variants = add_stand_in(self.task, actions, role_type, chosen, self._tell)
+            agreed = agreed_actions(accepted, chosen, actions)
+            self.task, variants = add_stand_in(self.task, agreed, role_type, chosen, self._tell)
             if self._replan(Reason(Why.STAND_IN, new_type=chosen, role_type=role_type)).found:
                 self._state.learned.append(LearnedRole(role_type, chosen, variants, situation))
                 self._tell(Learned(role_type, chosen, variants))

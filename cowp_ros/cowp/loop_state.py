@@ -74,6 +74,7 @@ class RunState:
     replans_for_situations: list[str] = field(default_factory=list)
     tried_types: dict[str, set[str]] = field(default_factory=dict)
     refused: dict[str, list[Refusal]] = field(default_factory=dict)
+    failed_in_a_row: list[PlanStep] = field(default_factory=list)
     failure: str = ""
 
 

@@ -6,7 +6,9 @@ questions it cannot answer alone go to its `LoopPolicies`:
 - **blame**: a step failed. Was a situation judged harmless the cause? The paper's
   method only replans (`NoBlame`); the grounded method takes the failure as the
   evidence the judgement lacked and blocks the step with that situation's fact
-  (`BlameHarmlessSituation`).
+  (`BlameHarmlessSituation`): at once for a situation about one of the step's objects,
+  and for one about the world once the step has failed twice in a row (a single
+  failure after "the doorbell is ringing" is more likely the robot's own).
 - **moot**: does a situation still count? After a bowl took the dirty cup's role, "the
   cup is broken" changes nothing (`SetAsideReplacedKinds`).
 - **guard**: can a step be left out of a situation's question? A step whose action
@@ -50,9 +52,14 @@ FactFor = Callable[[KnownSituation], SituationFact]
 
 class BlamePolicy(Protocol):
     def blamed(
-        self, step: PlanStep, situations: Sequence[KnownSituation], fact_for: FactFor
+        self,
+        step: PlanStep,
+        situations: Sequence[KnownSituation],
+        fact_for: FactFor,
+        failures: int = 1,
     ) -> tuple[KnownSituation, SituationFact] | None:
-        """The situation to blame for `step`'s failure and its fact; None: just replan."""
+        """The situation to blame for `step`'s failure and its fact; None: just replan.
+        `failures`: how often the step has failed in a row, this time included."""
         ...
 
 
@@ -76,18 +83,31 @@ class GuardPolicy(Protocol):
 
 @dataclass(frozen=True)
 class LoopPolicies:
-    """A method's answers to the loop's three questions (see the module docstring)."""
+    """A method's answers to the loop's three questions (see the module docstring).
+
+    `world_stand_ins`: when a situation about the world blocks a step and no plan is
+    left, look for a stand-in in the step's role all the same (its copies of the step's
+    action keep the situation's precondition, so only a kind the role's other actions
+    let do the job can help: a broom sweeping in a power outage). Off, the loop gives
+    up at once: an acquirer that puts every kind present to the model would ask about
+    all of them for nothing.
+    """
 
     blame: BlamePolicy
     moot: MootPolicy
     guard: GuardPolicy
+    world_stand_ins: bool = False
 
 
 class NoBlame:
     """A failed step blames nothing: the loop replans from the unchanged state."""
 
     def blamed(
-        self, step: PlanStep, situations: Sequence[KnownSituation], fact_for: FactFor
+        self,
+        step: PlanStep,
+        situations: Sequence[KnownSituation],
+        fact_for: FactFor,
+        failures: int = 1,
     ) -> tuple[KnownSituation, SituationFact] | None:
         return None
 
@@ -95,19 +115,31 @@ class NoBlame:
 class BlameHarmlessSituation:
     """The latest situation judged harmless whose fact is about an object of the failed
     step: "the plate is not found", seen while the robot looked for the cupboard, is
-    blamed when taking the plate out fails. Situations with a fact already (they block
-    something) or set aside are not blamed."""
+    blamed when taking the plate out fails. Failing that, once the step has failed
+    `world_after` times in a row, the latest situation judged harmless that is about the
+    world ("there is a power outage", then the vacuum cleans nothing, twice). Situations
+    with a fact already (they block something) or set aside are not blamed."""
+
+    def __init__(self, world_after: int = 2) -> None:
+        self.world_after = world_after
 
     def blamed(
-        self, step: PlanStep, situations: Sequence[KnownSituation], fact_for: FactFor
+        self,
+        step: PlanStep,
+        situations: Sequence[KnownSituation],
+        fact_for: FactFor,
+        failures: int = 1,
     ) -> tuple[KnownSituation, SituationFact] | None:
+        world: tuple[KnownSituation, SituationFact] | None = None
         for known in reversed(situations):
             if known.fact is not None or known.set_aside:
                 continue
             fact = fact_for(known)
             if fact.subject is not None and fact.subject in step.args:
                 return known, fact
-        return None
+            if fact.subject is None and world is None and failures >= self.world_after:
+                world = (known, fact)
+        return world
 
 
 class SetAsideReplacedKinds:
@@ -176,6 +208,11 @@ PAPER_POLICIES = LoopPolicies(blame=NoBlame(), moot=SetAsideReplacedKinds(), gua
 """The paper's COWP: a failed step only replans."""
 
 GROUNDED_POLICIES = LoopPolicies(
-    blame=BlameHarmlessSituation(), moot=SetAsideReplacedKinds(), guard=GuardByFact()
+    blame=BlameHarmlessSituation(),
+    moot=SetAsideReplacedKinds(),
+    guard=GuardByFact(),
+    world_stand_ins=True,
 )
-"""The grounded method: a failed step blames a situation judged harmless about it."""
+"""The grounded method: a failed step blames a situation judged harmless about it (or,
+failing twice, one about the world), and a situation about the world may find a
+stand-in (its acquirer tries a plan with each kind before asking about it)."""

@@ -17,6 +17,13 @@ asks them where they count:
    filled with water.
 4. **Stop at the first accepted kind** (`enough`), so Prompt 3 is never needed.
 
+Given a planner, the domain speaks first (`stand_in_plans`): a kind with no plan in the
+role is never asked about, the per-action questions are only about the actions its plan
+uses, and a kind the domain vouches for (its plan relies on a static fact about it,
+`(manual broom_1)` for sweeping) goes before the others and skips the role question:
+the domain's author has said it can do that job, so its name need not convince the
+model. Only the `max_candidates` kinds that pass are asked about.
+
 The questions themselves are COWP's acquirer's (`acquirer.KnowledgeAcquirer`: role
 question, then Prompt 2 per action until the first "no"): `FrugalAcquirer` wraps any
 `Acquirer` (in this process, or the commonsense node's client) and only decides which
@@ -31,8 +38,15 @@ import numpy as np
 
 from cowp_ros.cowp.ports import Acquirer
 from cowp_ros.llm.embeddings import Embedder
+from cowp_ros.methods.grounded.stand_in_plans import (
+    StandInPlan,
+    may_be_vouched,
+    plan_with,
+    vouching_predicates,
+)
 from cowp_ros.methods.paper.acquirer import CandidateAssessment, Selection
 from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning import Planner
 from cowp_ros.tasks.phrases import noun
 
 
@@ -40,7 +54,8 @@ class FrugalAcquirer:
     """The `Acquirer` port: `inner`'s questions, asked frugally (see the module docstring).
 
     `embedder`: None keeps the given (alphabetical) order, so the acquirer still works
-    where the embedding model is not installed, only less frugally.
+    where the embedding model is not installed, only less frugally. `planner`: None
+    asks about the closest kinds by name alone (no plan is tried for them).
     """
 
     def __init__(
@@ -50,6 +65,8 @@ class FrugalAcquirer:
         embedder: Embedder | None,
         max_candidates: int = 3,
         min_similarity: float = 0.0,
+        planner: Planner | None = None,
+        planner_timeout_s: float = 10.0,
     ) -> None:
         if max_candidates < 1:
             raise ValueError(f"max_candidates must be at least 1, not {max_candidates}")
@@ -57,8 +74,12 @@ class FrugalAcquirer:
         self.embedder = embedder
         self.max_candidates = max_candidates
         self.min_similarity = min_similarity
+        self.planner = planner
+        self.planner_timeout_s = planner_timeout_s
         self.last_ranking: list[tuple[str, float]] = []
         """The kinds of the last `rank` and their similarity, for the report."""
+        self.plans: dict[tuple[str, str], StandInPlan | None] = {}
+        """(role, kind) -> the plan the domain allows the kind in the role (None: none)."""
 
     def similarities(self, role_type: str, kinds: Sequence[str]) -> list[float]:
         """Cosine similarity of "a <kind>" to "a <role>" for each kind (1.0 each without
@@ -76,12 +97,39 @@ class FrugalAcquirer:
         task_description: str,
     ) -> list[tuple[str, str]]:
         """The closest kinds in meaning first; only the `max_candidates` closest above
-        `min_similarity` (ties keep the given order)."""
+        `min_similarity` (ties keep the given order). With a planner, kinds with no plan
+        in the role are left out and those the domain vouches for come first."""
         scores = self.similarities(role_type, [kind for kind, _ in candidates])
         order = sorted(range(len(candidates)), key=lambda i: -scores[i])
-        kept = [i for i in order if scores[i] >= self.min_similarity][: self.max_candidates]
+        close = [i for i in order if scores[i] >= self.min_similarity]
         self.last_ranking = [(candidates[i][0], round(scores[i], 3)) for i in order]
-        return [candidates[i] for i in kept]
+        if self.planner is None:
+            return [candidates[i] for i in close[: self.max_candidates]]
+        vouching = vouching_predicates(task, role_type)
+        self.plans = {}
+        vouched = [
+            i
+            for i in order
+            if may_be_vouched(task, candidates[i][0], vouching)
+            and (plan := self._plan(task, role_type, candidates[i][0])) is not None
+            and plan.vouched
+        ]
+        chosen = vouched[: self.max_candidates]
+        for i in close:
+            if len(chosen) >= self.max_candidates:
+                break
+            if i not in vouched and self._plan(task, role_type, candidates[i][0]) is not None:
+                chosen.append(i)
+        return [candidates[i] for i in chosen]
+
+    def _plan(self, task: PlanningTask, role_type: str, kind: str) -> StandInPlan | None:
+        """The plan `kind` allows in the role now (`stand_in_plans.plan_with`)."""
+        assert self.planner is not None
+        if (role_type, kind) in self.plans:
+            return self.plans[(role_type, kind)]
+        plan = plan_with(task, self.planner, role_type, kind, self.planner_timeout_s)
+        self.plans[(role_type, kind)] = plan
+        return plan
 
     def enough(self, accepted: Sequence[CandidateAssessment]) -> bool:
         """The first accepted kind is enough: the others are not asked about."""
@@ -96,7 +144,14 @@ class FrugalAcquirer:
         example_object: str,
         task_description: str = "",
     ) -> CandidateAssessment:
-        """`inner`'s questions: the role question, then per action until the first no."""
+        """`inner`'s questions: the role question (not for a kind the domain vouches
+        for), then per action until the first no (only the actions of the kind's plan,
+        when one was tried)."""
+        plan = self.plans.get((role_type, candidate_type))
+        if plan is not None:
+            actions = [a for a in actions if a in plan.actions] or list(plan.actions)
+            if plan.vouched:
+                task_description = ""  # no role question: the domain has answered it
         return self.inner.assess(
             task, role_type, actions, candidate_type, example_object, task_description
         )

@@ -90,6 +90,7 @@ def grounded_loop_from(
         embedder=embedder if embedder is not None else shared_embedder(),
         max_candidates=settings.max_candidates,
         min_similarity=settings.min_similarity,
+        planner=parts.planner,
     )
     return open_world_planner(
         parts,
