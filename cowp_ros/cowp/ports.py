@@ -106,7 +106,9 @@ class Acquirer(Protocol):
         example_object: str,
         task_description: str = "",
     ) -> CandidateAssessment:
-        """The questions about one candidate kind, and whether it was accepted."""
+        """The questions about one candidate kind, and whether it was accepted. With no
+        `task_description` the role question is not asked, only one per action: the
+        caller already knows the kind can fill the role (the domain says so)."""
         ...
 
     def select(

@@ -96,6 +96,23 @@ def test_commonsense_answers_and_reports_bad_requests(start_graph, local_llm, pr
     assert set(acquire.question_candidates) == {"bowl", "mug"}
     assert set(acquire.accepted) <= {"bowl", "mug"}
     assert (acquire.chosen in acquire.accepted) if acquire.accepted else acquire.chosen == ""
+    assert "" in acquire.question_actions  # the role question, asked of each kind
+
+    vouched = call(
+        probe,
+        AcquireKnowledge,
+        "/cowp/acquire_knowledge",
+        AcquireKnowledge.Request(
+            task="serve_water",
+            role_type="cup",
+            actions=["fill_water"],
+            candidate_types=["mug"],
+            candidate_examples=["mug_1"],
+            without_role_question=True,
+        ),
+    )
+    assert vouched.success, vouched.message
+    assert list(vouched.question_actions) == ["fill_water"]  # Prompt 2 only
 
     mismatched = call(
         probe,

@@ -219,13 +219,15 @@ class CommonsenseClient:
         example_object: str,
         task_description: str = "",
     ) -> CandidateAssessment:
-        del task_description  # the node reads it from the request's task fields
+        # The node reads the description from the request's task fields; none given
+        # here means the role question is not to be asked (`Acquirer.assess`).
         response = self._acquire(
             task,
             role_type=role_type,
             actions=list(actions),
             candidate_types=[candidate_type],
             candidate_examples=[example_object],
+            without_role_question=not task_description,
         )
         return assessment_from_response(response, candidate_type, example_object)
 

@@ -294,7 +294,7 @@ class CommonsenseNode(Node):
                     list(request.actions),
                     kind,
                     example,
-                    context.description,
+                    "" if request.without_role_question else context.description,
                 )
                 put_assessment(response, assessment)
                 if assessment.accepted:
