@@ -165,7 +165,7 @@ def test_a_flood_of_situations_costs_a_bounded_number_of_questions(
     print(f"flood: {given} given to the loop, {dropped} dropped, {server.asked} questions")
     print(f"flood: {requests} CheckPlan requests over {attempts} step attempts")
     assert given <= 20 and given + dropped >= 45  # a few may be lost by DDS under load
-    assert 6 <= attempts <= 2 * 6  # each step once, and at most one retry (max_step_retries)
+    assert 6 <= attempts <= 3 * 6  # each step once, and at most two retries (max_step_retries)
     assert server.asked <= 20 * attempts
     assert requests <= given * attempts
 

@@ -76,9 +76,10 @@ PARAMETERS = (
     Param("step_timeout_s", 300.0, "one executed step", positive),
     Param(
         "max_step_retries",
-        1,
+        2,
         "a failed step is replanned and tried again this many times in a row; the next "
-        "failure in a row aborts the run",
+        "failure in a row aborts the run (the grounded method blames a situation about the "
+        "world judged harmless on the second failure in a row)",
         at_least(0),
     ),
     Param(
