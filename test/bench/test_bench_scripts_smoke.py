@@ -82,6 +82,11 @@ def test_bench_step_mapping(tmp_path: Path) -> None:
     assert "all-MiniLM-L6-v2" in out and "/2 =" in out
 
 
+def test_bench_step_questions(tmp_path: Path) -> None:
+    out = smoke("bench_step_questions.py", tmp_path, "--json", "steps.json")
+    assert "object items, all:" in out and (tmp_path / "steps.json").is_file()
+
+
 def test_bench_grounded_thresholds(tmp_path: Path) -> None:
     out = smoke(
         "bench_grounded_thresholds.py", tmp_path, "--json", "items.json", "--plot", "rel.png"

@@ -1,0 +1,230 @@
+"""Questions about the plan's steps, tried beside the grounded monitor's own.
+
+    .venv/bin/python benchmarks/bench_step_questions.py --split dev --json steps.json
+    .venv/bin/python benchmarks/bench_step_questions.py --smoke   # CI
+
+The grounded monitor asks about the object ("Can the robot still use the vacuum for the
+task?") or, for a situation about no object present, about the task. Two kinds of
+situation it gets wrong are about steps: a state the next step puts right ("the vacuum
+is switched off" before the robot turns it on, "the robot drops the vacuum" before it
+grasps it: harmless, but the use question blocks), and a situation about the world that
+stops one step ("there is a power outage": the task question lets it through). This
+script asks, on the items of `bench_grounded_thresholds.py` (the same labels), what a
+question about the steps would add:
+
+- per object item: for each remaining step that uses the object, "Task: <task>.
+  <Situation>. Can the robot still <step>?" (`step_use`, the highest block score of the
+  steps), and about the next step only: "Will the robot's next step, to <step>, put that
+  right?" (`next_fixes`), "Is that only because the robot has not yet done this:
+  <step>?" (`not_yet`), "The robot will now <step>. Is anything still wrong after that?"
+  (`wrong_after`);
+- per world item: `step_use` over every remaining step but those that only let go.
+
+Every score is the log-odds of the answer that blocks. It prints the AUC of each score
+against the labels, over all items of the kind and, for the object items, among those
+the use question blocks at the configured threshold: a second question helps only if it
+tells those apart. Choosing among these is for the dev split only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench_grounded_thresholds import (
+    NEAR_MISSES,
+    Item,
+    closed_world_plan,
+    items_for,
+    near_miss_items,
+)
+
+from cowp_ros.bench.annotations import load_annotations
+from cowp_ros.bench.dataset import SituationDataset
+from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
+from cowp_ros.cowp.situation import Situation
+from cowp_ros.llm.endpoint import open_model
+from cowp_ros.llm.evaluation import default_dataset_dir
+from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.grounded.grounding import ground, plan_objects
+from cowp_ros.methods.grounded.questions import EXAMPLES, task_clause, told
+from cowp_ros.methods.grounded.settings import GroundedSettings
+from cowp_ros.methods.grounded.situation_monitor import (
+    GroundedMonitor,
+    Thresholds,
+    is_release,
+    uses,
+)
+from cowp_ros.methods.paper.calibration.scoring import logit
+from cowp_ros.methods.paper.calibration.thresholds import auc
+from cowp_ros.pddl.edits import base_action_name
+from cowp_ros.tasks import get_task, split_tasks
+from cowp_ros.tasks.phrases import ActionPhrases
+
+Form = Callable[[str, str, str], str]
+
+NEXT_STEP_FORMS: dict[str, tuple[Form, bool]] = {
+    "next_fixes": (
+        lambda t, s, p: (
+            f"{task_clause(t)} {told(s)}. Will the robot's next step, to {p}, put that right?"
+        ),
+        False,
+    ),
+    "not_yet": (
+        lambda t, s, p: (
+            f"{task_clause(t)} {told(s)}. "
+            f"Is that only because the robot has not yet done this: {p}?"
+        ),
+        False,
+    ),
+    "wrong_after": (
+        lambda t, s, p: (
+            f"{task_clause(t)} {told(s)}. "
+            f"The robot will now {p}. Is anything still wrong after that?"
+        ),
+        True,
+    ),
+}
+"""Questions about the next step: (form, whether "yes" is the answer that blocks)."""
+
+
+def step_use_question(task: str, situation: str, step: str) -> str:
+    return f"{task_clause(task)} {told(situation)}. Can the robot still {step}?"
+
+
+def blocks(model: LanguageModel, question: str, yes_blocks: bool) -> float:
+    """The log-odds of the answer that blocks (0.0 when the server gives no P(yes))."""
+    answer = model.ask_yes_no(question, examples=EXAMPLES)
+    if answer.p_yes is None:
+        return 0.0
+    return logit(answer.p_yes) if yes_blocks else -logit(answer.p_yes)
+
+
+@dataclass
+class Scored:
+    """One item and its scores (`first`: the use question, or the task question)."""
+
+    task: str
+    text: str
+    step: str
+    blocking: bool
+    kind: str  # object | world
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def score(item: Item, model: LanguageModel) -> Scored | None:
+    """Every form's score for one item (None for an item about an object no remaining
+    step uses: grounding alone decides it, no question)."""
+    spec = get_task(item.task)
+    problem, plan = closed_world_plan(item.task)
+    steps = list(plan)
+    rest = steps[[base_action_name(s.action) for s in steps].index(item.action) :]
+    usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]
+    situation = Situation(item.text)
+    grounding = ground(situation, problem, usable)
+    if grounding.subject is not None and not grounding.in_plan:
+        return None
+    everything = Thresholds(use=99.0, world=99.0, dirty=99.0, need=99.0)
+    decision, _ = GroundedMonitor(model, spec.description, everything).decide(
+        situation, grounding, problem
+    )
+    phrases = ActionPhrases(spec.phrases)
+    about = grounding.subject
+    asked = [
+        phrases.describe(s, problem)
+        for s in rest
+        if (uses(problem, s, about) if about is not None else not is_release(problem, s.action))
+    ]
+    scored = Scored(
+        item.task,
+        item.text,
+        phrases.describe(rest[0], problem),
+        item.blocking,
+        "object" if about is not None else "world",
+    )
+    scored.scores["first"] = decision.score or 0.0
+    scored.scores["step_use"] = max(
+        (blocks(model, step_use_question(spec.description, item.text, p), False) for p in asked),
+        default=0.0,
+    )
+    if about is not None:
+        for name, (form, yes_blocks) in NEXT_STEP_FORMS.items():
+            question = form(spec.description, item.text, scored.step)
+            scored.scores[name] = blocks(model, question, yes_blocks)
+    return scored
+
+
+def summary(scored: Sequence[Scored], use_threshold: float) -> list[str]:
+    """The AUC of each score, per kind of item; for object items also among those the
+    use question blocks."""
+    lines = []
+    for kind, first in (("object", "use question"), ("world", "task question")):
+        group = [s for s in scored if s.kind == kind]
+        subsets = [("all", group)]
+        if kind == "object":
+            blocked = [s for s in group if s.scores["first"] >= use_threshold]
+            subsets.append(("use question blocks", blocked))
+        for label, subset in subsets:
+            labels = [s.blocking for s in subset]
+            if len(set(labels)) < 2:
+                lines.append(f"{kind} items, {label}: {len(subset)} (one label only: no AUC)")
+                continue
+            aucs = ", ".join(
+                f"{first if name == 'first' else name} "
+                f"{auc([s.scores[name] for s in subset], labels):.3f}"
+                for name in subset[0].scores
+            )
+            lines.append(
+                f"{kind} items, {label}: {len(subset)} ({sum(labels)} blocking); AUC {aucs}"
+            )
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "test"), default="dev")
+    parser.add_argument("--dataset", default=str(default_dataset_dir()))
+    parser.add_argument("--json", type=Path, help="write every item's scores here")
+    parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
+    add_llm_arguments(parser)
+    args = parser.parse_args(argv)
+    dataset = SituationDataset.load(args.dataset)
+    annotations = load_annotations()
+    tasks = split_tasks()[args.split][: 1 if args.smoke else None]
+    items = [
+        item
+        for task in tasks
+        for item in [
+            *items_for(task, dataset, annotations),
+            *near_miss_items(task, NEAR_MISSES[args.split]),
+        ]
+    ]
+    with contextlib.ExitStack() as stack:
+        if args.smoke:
+            items = items[:6]
+            args.llm_url = stack.enter_context(sensible_model_server())
+            args.llm_model, args.no_cache = "scripted", True
+        with open_model(settings_from_args(args)) as model:
+            use_threshold = GroundedSettings.for_model(model.name).use_threshold
+            scored: list[Scored] = []
+            for index, item in enumerate(items, 1):
+                scores = score(item, model)
+                print(f"[{index}/{len(items)}] {item.task} {item.text}", file=sys.stderr)
+                if scores is not None:
+                    scored.append(scores)
+    for line in summary(scored, use_threshold):
+        print(line)
+    if args.json:
+        args.json.write_text(json.dumps([dataclasses.asdict(s) for s in scored], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
