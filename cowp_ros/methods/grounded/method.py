@@ -23,6 +23,7 @@ Its thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
@@ -140,8 +141,8 @@ def grounded_loop(
         )
     entry = dataclasses.replace(
         GROUNDED,
-        reasoners=lambda m, c: grounded_reasoners(m, c, settings),
-        loop=lambda parts: grounded_loop_from(parts, settings, embedder),
+        reasoners=functools.partial(grounded_reasoners, settings=settings),
+        loop=functools.partial(grounded_loop_from, settings=settings, embedder=embedder),
     )
     return build_loop(
         entry, spec, model, planner, problem=problem, settings=loop_settings, cancel=cancel
