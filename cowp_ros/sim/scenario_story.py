@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 
-from cowp_ros.methods.grounded.questions import told
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.sim.scenario import Scenario
 from cowp_ros.tasks.phrases import object_type
@@ -29,9 +28,9 @@ def answer_rules(scenario: Scenario, task: PlanningTask) -> list[Rule]:
         if event.blocks
         for pattern in (
             re.escape(f"if {event.situation}"),  # COWP's Prompt 1: "..., if <situation>?"
-            # the grounded method's use question: "<Situation>. Can the robot still use ...",
-            # the situation worded by the question's own function
-            re.escape(told(event.situation)) + r"\. Can the robot still use\b",
+            # the grounded method's use question: "<Situation>. Can the robot still use ..."
+            # (matched without regard to case: the question starts the sentence upper-case)
+            re.escape(_clause(event.situation)) + r"\. Can the robot still use\b",
         )
     ]
     # the grounded method's dirt question: no (each story's blocking situation is
@@ -43,6 +42,13 @@ def answer_rules(scenario: Scenario, task: PlanningTask) -> list[Rule]:
     else:
         rules.append((r"be used instead", False))
     return rules
+
+
+def _clause(situation: str) -> str:
+    """The situation as the questions word it: one space between words, no full stop
+    (the words of `methods.grounded.questions.told`, which sits above sim/ in the code
+    map; matched without regard to case)."""
+    return " ".join(situation.split()).rstrip(".!?")
 
 
 def no_patterns(scenario: Scenario, task: PlanningTask) -> list[str]:
