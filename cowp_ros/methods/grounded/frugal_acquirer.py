@@ -111,23 +111,26 @@ class FrugalAcquirer:
             i
             for i in order
             if may_be_vouched(task, candidates[i][0], vouching)
-            and (plan := self._plan(task, role_type, candidates[i][0])) is not None
+            and (plan := self._plan(task, role_type, candidates[i][0], vouching)) is not None
             and plan.vouched
         ]
         chosen = vouched[: self.max_candidates]
         for i in close:
             if len(chosen) >= self.max_candidates:
                 break
-            if i not in vouched and self._plan(task, role_type, candidates[i][0]) is not None:
+            kind = candidates[i][0]
+            if i not in vouched and self._plan(task, role_type, kind, vouching) is not None:
                 chosen.append(i)
         return [candidates[i] for i in chosen]
 
-    def _plan(self, task: PlanningTask, role_type: str, kind: str) -> StandInPlan | None:
+    def _plan(
+        self, task: PlanningTask, role_type: str, kind: str, vouching: frozenset[str]
+    ) -> StandInPlan | None:
         """The plan `kind` allows in the role now (`stand_in_plans.plan_with`)."""
         assert self.planner is not None
         if (role_type, kind) in self.plans:
             return self.plans[(role_type, kind)]
-        plan = plan_with(task, self.planner, role_type, kind, self.planner_timeout_s)
+        plan = plan_with(task, self.planner, role_type, kind, self.planner_timeout_s, vouching)
         self.plans[(role_type, kind)] = plan
         return plan
 

@@ -60,10 +60,18 @@ def static_predicates(task: PlanningTask) -> frozenset[str]:
 
 
 def plan_with(
-    task: PlanningTask, planner: Planner, role_type: str, kind: str, timeout_s: float
+    task: PlanningTask,
+    planner: Planner,
+    role_type: str,
+    kind: str,
+    timeout_s: float,
+    vouching: frozenset[str] | None = None,
 ) -> StandInPlan | None:
     """The plan `kind` allows in `role_type`'s role (None: no plan; a planner that ran
-    out of time says nothing, so the kind keeps every action, unvouched)."""
+    out of time says nothing, so the kind keeps every action, unvouched). `vouching`:
+    the role's `vouching_predicates`, when the caller has them already."""
+    if vouching is None:
+        vouching = vouching_predicates(task, role_type)
     probe = task
     variants: dict[str, str] = {}
     for action in role_actions(task, role_type):
@@ -76,9 +84,8 @@ def plan_with(
         return None
     used = [s for s in result.steps if s.action in variants]
     actions = tuple(dict.fromkeys(variants[s.action] for s in used))
-    static = static_predicates(task)
     vouched = tuple(
-        dict.fromkeys(str(a) for s in used for a in _static_facts(probe, s, kind, static))
+        dict.fromkeys(str(a) for s in used for a in _static_facts(probe, s, kind, vouching))
     )
     return StandInPlan(kind, actions or tuple(variants.values()), vouched)
 
@@ -114,7 +121,8 @@ def may_be_vouched(task: PlanningTask, kind: str, predicates: frozenset[str]) ->
 def _static_facts(
     task: PlanningTask, step: PlanStep, kind: str, static: frozenset[str]
 ) -> list[Atom]:
-    """The static facts about `step`'s objects of `kind` that its preconditions ask for."""
+    """The facts of the `static` predicates about `step`'s objects of `kind` that its
+    preconditions ask for and the problem states."""
     action = task.action(step.action)
     names = [str(p) for p in action.parameters]
     binding = dict(zip(names, step.args, strict=True))
