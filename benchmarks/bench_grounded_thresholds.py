@@ -373,6 +373,24 @@ def report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, objec
     return out
 
 
+def split_items(
+    split: str, dataset_dir: str, near_misses: Path | None = None, tasks: int | None = None
+) -> tuple[list[str], list[Item]]:
+    """The split's tasks (the first `tasks` of them) and their items: every dataset
+    situation at every step the crowd named, the benign distractors, and the near misses
+    (`near_misses`, else the split's own)."""
+    dataset = SituationDataset.load(dataset_dir)
+    annotations = load_annotations()
+    names = split_tasks()[split][:tasks]
+    misses = near_misses or NEAR_MISSES[split]
+    items = [
+        item
+        for task in names
+        for item in [*items_for(task, dataset, annotations), *near_miss_items(task, misses)]
+    ]
+    return names, items
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
@@ -397,15 +415,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
-    dataset = SituationDataset.load(args.dataset)
-    annotations = load_annotations()
-    tasks = split_tasks()[args.split][: 1 if args.smoke else None]
-    near_misses = args.near_misses or NEAR_MISSES[args.split]
-    items = [
-        item
-        for task in tasks
-        for item in [*items_for(task, dataset, annotations), *near_miss_items(task, near_misses)]
-    ]
+    tasks, items = split_items(
+        args.split, args.dataset, args.near_misses, tasks=1 if args.smoke else None
+    )
     with contextlib.ExitStack() as stack:
         if args.smoke:
             items = items[:6]

@@ -37,16 +37,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_grounded_thresholds import (
-    NEAR_MISSES,
-    Item,
-    closed_world_plan,
-    items_for,
-    near_miss_items,
-)
+from bench_grounded_thresholds import Item, closed_world_plan, split_items
 
-from cowp_ros.bench.annotations import load_annotations
-from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
@@ -65,7 +57,7 @@ from cowp_ros.methods.grounded.situation_monitor import (
 from cowp_ros.methods.paper.calibration.scoring import logit
 from cowp_ros.methods.paper.calibration.thresholds import auc
 from cowp_ros.pddl.edits import base_action_name
-from cowp_ros.tasks import get_task, split_tasks
+from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 
 Form = Callable[[str, str, str], str]
@@ -195,17 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
-    dataset = SituationDataset.load(args.dataset)
-    annotations = load_annotations()
-    tasks = split_tasks()[args.split][: 1 if args.smoke else None]
-    items = [
-        item
-        for task in tasks
-        for item in [
-            *items_for(task, dataset, annotations),
-            *near_miss_items(task, NEAR_MISSES[args.split]),
-        ]
-    ]
+    _, items = split_items(args.split, args.dataset, tasks=1 if args.smoke else None)
     with contextlib.ExitStack() as stack:
         if args.smoke:
             items = items[:6]
