@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from cowp_ros.cowp.answers import ROLE_ACTION, CandidateAssessment, SituationFact
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.cowp.loop_events import Refusal, RoleAsked
-from cowp_ros.cowp.ports import Acquirer
+from cowp_ros.cowp.ports import Acquirer, DomainRuling
 from cowp_ros.cowp.repairs import Tell
 from cowp_ros.cowp.roles import candidate_types
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
 
-__all__ = ["agreed_actions", "assess_candidates", "refusal_of", "role_of"]
+__all__ = ["agreed_actions", "assess_candidates", "refusal_of", "role_of", "ruled_out_by"]
 
 _SUITABLE_TO = re.compile(r"\bfor an? robot to (.+?)\?*$", re.IGNORECASE)
 
@@ -100,3 +100,11 @@ def refusal_of(assessment: CandidateAssessment) -> Refusal:
     words = _SUITABLE_TO.search(first.question.strip())
     doing = words.group(1).strip() if words else first.action.replace("_", " ")
     return Refusal(assessment.candidate_type, doing)
+
+
+def ruled_out_by(acquirer: Acquirer, role_type: str | None) -> tuple[str, ...]:
+    """The close kinds `acquirer` found no plan for in the role, for the explanation of
+    "no stand-in" (only an acquirer that tries kinds in the domain first knows them)."""
+    if role_type is None or not isinstance(acquirer, DomainRuling):
+        return ()
+    return acquirer.ruled_out(role_type)

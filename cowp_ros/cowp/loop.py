@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cowp_ros.cowp import narration
-from cowp_ros.cowp.acquisition import agreed_actions, assess_candidates, role_of
+from cowp_ros.cowp.acquisition import agreed_actions, assess_candidates, role_of, ruled_out_by
 from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.checking import first_blocked_step, understand
@@ -328,12 +328,15 @@ class OpenWorldPlanner:
         if role_type is not None and self._acquire(step, role_type, situation):
             return Reaction.ACQUIRED
         asked = len(self._state.tried_types.get(role_type or "", ()))
+        ruled_out = ruled_out_by(self.acquirer, role_type)
         if world and asked == tried_before:
             # No kind present can do the job without what the world took away.
-            self._give_up(NoStandInHelps(situation, None, self.describe(step)))
+            self._give_up(
+                NoStandInHelps(situation, None, self.describe(step), role_type, ruled_out)
+            )
             return Reaction.NO_SOLUTION
         refused = tuple(self._state.refused.get(role_type or "", ()))
-        self._give_up(NoRole(situation, role_type, asked, refused))
+        self._give_up(NoRole(situation, role_type, asked, refused, ruled_out))
         return Reaction.NO_SOLUTION
 
     def _acquire(self, step: PlanStep, role_type: str, situation: str) -> bool:

@@ -80,11 +80,16 @@ class NotPlanned:
 
 @dataclass(frozen=True)
 class NoStandInHelps:
-    """The blocking fact names no object of the step: every stand-in's copy keeps it."""
+    """The blocking fact names no object of the step: every stand-in's copy keeps it.
+
+    `ruled_out`: kinds close to the step's role that the domain gives no plan in it
+    (tried only for a fact about the world)."""
 
     situation: str
     about_kind: str | None  # None: a fact about the world
     step_description: str
+    role_type: str | None = None
+    ruled_out: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,12 +107,14 @@ class NoRole:
     """No present object could take the failed object's role (or the step has none).
 
     `asked`: how many kinds were asked about for the role; `refused`: those refused, and
-    for what (the others were accepted but gave no plan)."""
+    for what (the others were accepted but gave no plan); `ruled_out`: close kinds not
+    asked about because the domain gives no plan with them in the role."""
 
     situation: str
     role_type: str | None
     asked: int = 0
     refused: tuple[Refusal, ...] = ()
+    ruled_out: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

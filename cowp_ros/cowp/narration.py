@@ -235,16 +235,21 @@ def failure_text(reason: NoSolution) -> str:
     match reason:
         case NotPlanned(detail):
             return f"the task has no plan even in the closed world ({detail})"
-        case NoStandInHelps(situation, about_kind, step_description):
+        case NoStandInHelps(situation, about_kind, step_description, role_type, ruled_out):
+            if role_type is not None and ruled_out:
+                return (
+                    f"{sentence(situation)}, and no stand-in can help: "
+                    f"{_no_action_text(role_type, ruled_out)}"
+                )
             about = "the world" if about_kind is None else noun(about_kind)
             return (
                 f"{sentence(situation)}, and no stand-in can help: it is about {about}, "
                 f"not an object of {step_description}"
             )
-        case NoRole(situation, role_type, asked, refused):
+        case NoRole(situation, role_type, asked, refused, ruled_out):
             if role_type is None:
                 return f"{sentence(situation)}, and nothing to try"
-            why = _refusals_text(role_type, asked, refused)
+            why = _refusals_text(role_type, asked, refused, ruled_out)
             return (
                 f"{sentence(situation)}, and no present object could take "
                 f"{noun(role_type)}'s role{why}"
@@ -253,10 +258,23 @@ def failure_text(reason: NoSolution) -> str:
             return "the plan ran out before the goal was reached"
 
 
-def _refusals_text(role_type: str, asked: int, refused: Sequence[Refusal]) -> str:
+def _no_action_text(role_type: str, kinds: Sequence[str]) -> str:
+    """What the domain lacks for the kinds it ruled out: "no action of the task lets a
+    towel or a bucket do the vacuum's job here"."""
+    names = [noun(kind, "a") for kind in kinds]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"no action of the task lets {listed} do {noun(role_type)}'s job here"
+
+
+def _refusals_text(
+    role_type: str, asked: int, refused: Sequence[Refusal], ruled_out: Sequence[str] = ()
+) -> str:
     """Why no stand-in, in the task's terms: what each kind asked about was refused for
-    (" (a broom: not suitable to turn on a broom)"), or that none was close enough."""
+    (" (a broom: not suitable to turn on a broom)"), what the domain lacks for the close
+    kinds it ruled out before any question, or that none was close enough."""
     if asked == 0:
+        if ruled_out:
+            return f" ({_no_action_text(role_type, ruled_out)})"
         return f" (no kind present is close enough to {noun(role_type, 'a')} to ask about)"
     said = [
         f"{noun(r.candidate_type, 'a')}: not suitable to {r.doing}"
@@ -267,6 +285,8 @@ def _refusals_text(role_type: str, asked: int, refused: Sequence[Refusal]) -> st
     others = asked - len(refused)
     if others > 0:
         said.append(f"{others} accepted kind{'s' if others != 1 else ''} gave no plan")
+    if ruled_out:
+        said.append(_no_action_text(role_type, ruled_out))
     return f" ({'; '.join(said)})" if said else ""
 
 

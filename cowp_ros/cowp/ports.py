@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from cowp_ros.cowp.answers import CandidateAssessment, PlanCheck, Selection, SituationFact
 from cowp_ros.cowp.cancel import CancelToken
@@ -119,6 +119,18 @@ class Acquirer(Protocol):
         situation: str,
     ) -> Selection:
         """The most suitable of the accepted kinds."""
+        ...
+
+
+@runtime_checkable
+class DomainRuling(Protocol):
+    """An acquirer that tried kinds in the domain before asking about them can say which
+    close kinds the domain ruled out for a role (no plan with them in it), so that
+    "no stand-in" names what is missing instead of only what was refused."""
+
+    def ruled_out(self, role_type: str) -> tuple[str, ...]:
+        """The kinds, closest first, left out of the last ranking for `role_type`
+        because no plan has them in the role."""
         ...
 
 

@@ -272,6 +272,24 @@ def test_a_plan_is_told_with_its_reason(reason, result, why, text) -> None:
             "(a broom: not suitable to turn on a broom; a mop: not fit for the role; "
             "1 accepted kind gave no plan)",
         ),
+        (
+            ev.NoRole("the vacuum is broken", "vacuum", 0, (), ("towel", "bucket")),
+            "the vacuum is broken, and no present object could take the vacuum's role "
+            "(no action of the task lets a towel or a bucket do the vacuum's job here)",
+        ),
+        (
+            ev.NoRole("the vacuum is broken", "vacuum", 1, (ev.Refusal("broom"),), ("towel",)),
+            "the vacuum is broken, and no present object could take the vacuum's role "
+            "(a broom: not fit for the role; no action of the task lets a towel do the "
+            "vacuum's job here)",
+        ),
+        (
+            ev.NoStandInHelps(
+                "there is a power outage", None, "clean the area", "vacuum", ("towel", "mop", "rag")
+            ),
+            "there is a power outage, and no stand-in can help: no action of the task lets "
+            "a towel, a mop or a rag do the vacuum's job here",
+        ),
         (ev.NoRole("(find_faucet) failed", None), "(find_faucet) failed, and nothing to try"),
         (ev.PlanRanOut(), "the plan ran out before the goal was reached"),
     ],

@@ -162,4 +162,25 @@ def test_a_world_situation_no_kind_can_work_around_says_so(clean) -> None:
     loop.step_done(False)
     loop.step_done(False)
     assert loop.phase is Phase.NO_SOLUTION
-    assert "no stand-in can help: it is about the world" in loop.explanation()
+    # What is missing, in the task's terms: the close kinds have no way to do the job.
+    said = loop.explanation()
+    assert "no stand-in can help: no action of the task lets a towel" in said
+    assert said.endswith("do the vacuum's job here")
+
+
+def test_no_stand_in_names_the_close_kinds_the_domain_gives_no_way(clean) -> None:
+    spec, house = clean
+    by_hand = {"broom", "mop"}
+    task = edits.keep_objects(house, [o for o, t in house.objects.items() if t not in by_hand])
+    dark = without_power(task)
+    acquirer = FrugalAcquirer(
+        KnowledgeAcquirer(ScriptedModel(), ActionPhrases(spec.phrases)),
+        embedder=None,
+        max_candidates=2,
+        planner=PLANNER,
+    )
+    given = [("towel", "towel_1"), ("napkin", "napkin_1"), ("bucket", "bucket_1")]
+    assert acquirer.rank(dark, "vacuum", given, spec.description) == []
+    assert acquirer.ruled_out("vacuum") == ("towel", "napkin")
+    assert acquirer.rank(task, "vacuum", given, spec.description) == given[:2]
+    assert acquirer.ruled_out("vacuum") == ()

@@ -80,6 +80,7 @@ class FrugalAcquirer:
         """The kinds of the last `rank` and their similarity, for the report."""
         self.plans: dict[tuple[str, str], StandInPlan | None] = {}
         """(role, kind) -> the plan the domain allows the kind in the role (None: none)."""
+        self._ruled_out: dict[str, tuple[str, ...]] = {}
 
     def similarities(self, role_type: str, kinds: Sequence[str]) -> list[float]:
         """Cosine similarity of "a <kind>" to "a <role>" for each kind (1.0 each without
@@ -115,13 +116,25 @@ class FrugalAcquirer:
             and plan.vouched
         ]
         chosen = vouched[: self.max_candidates]
+        ruled_out: list[str] = []
         for i in close:
             if len(chosen) >= self.max_candidates:
                 break
             kind = candidates[i][0]
-            if i not in vouched and self._plan(task, role_type, kind, vouching) is not None:
+            if i in vouched:
+                continue
+            if self._plan(task, role_type, kind, vouching) is None:
+                ruled_out.append(kind)
+            else:
                 chosen.append(i)
+        self._ruled_out[role_type] = tuple(ruled_out[: self.max_candidates])
         return [candidates[i] for i in chosen]
+
+    def ruled_out(self, role_type: str) -> tuple[str, ...]:
+        """The `DomainRuling` port: the close kinds the last ranking for `role_type` left
+        out because no plan has them in the role (at most `max_candidates`, closest
+        first), so that "no stand-in" can say the domain gives them no way to do it."""
+        return self._ruled_out.get(role_type, ())
 
     def _plan(
         self, task: PlanningTask, role_type: str, kind: str, vouching: frozenset[str]
