@@ -22,7 +22,10 @@ The paper's measures, per method, over all tasks, the test tasks and the dev tas
 Bench v3 adds, per method: handling split by how (`same_kind` swap, cross-kind
 `stand_in`, `plan_change`) and the situations it rightly gave up on (declared
 unsolvable, stopped with no failed step after the sentence); handling of silent and
-visible harms apart; the oracle's handling where an acceptable object was present
+visible harms apart, and the visible harms handled with no step failed on them (a method
+that ignores "the faucet is broken", fails to turn it on and only then replans is
+handled, but did not understand the sentence); the oracle's handling where an
+acceptable object was present
 (situations without one counted apart); and each method's handling beyond the better
 no-model control (`retry`, `same_kind`) on the same draws, with a paired interval.
 
@@ -220,6 +223,15 @@ def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             records,
             lambda r: handled_with(r, lambda s: s.get("harm") != "silent"),
             lambda s: s["handled"],
+        ),
+        "handling_visible_unfailed": (
+            per_trial(
+                records,
+                lambda r: handled_with(r, lambda s: s.get("harm") != "silent"),
+                lambda s: s["handled"] and not s["ran_into"],
+            )
+            if all("ran_into" in s for s in blocking)
+            else None
         ),
         "handling_with_alternative": per_trial(
             records, lambda r: handled_with(r, with_alternative), lambda s: s["handled"]
@@ -506,6 +518,7 @@ def table_rows(result: dict[str, Any], scope: str) -> list[str]:
 UNDERSTANDING_HEAD = (
     "| method | blocking handled % | same-kind swap | cross-kind stand-in | plan change | "
     "rightly gave up (of unsolvable) | silent harms handled % | visible harms handled % | "
+    "visible harms handled with no step failed on them % | "
     "handled, an acceptable object present % | beyond the better control (points, paired "
     "95 % CI) | trials with a silent harm done |"
 )
@@ -518,10 +531,17 @@ def _beyond(value: dict[str, Any] | None) -> str:
     return f"{value['points']:+g} [{low:g}, {high:g}] vs {value['control']}"
 
 
+def _unfailed(scope: dict[str, Any]) -> str:
+    """The visible harms handled before any step failed on them ("-" for records from
+    before the bench kept which situations a step failed on)."""
+    value = scope.get("handling_visible_unfailed")
+    return "-" if value is None else fmt_rate(value)
+
+
 def understanding_rows(result: dict[str, Any], scope: str) -> list[str]:
     """Bench v3's second table: how situations were handled, silent harms apart, and
     handling beyond the better no-model control."""
-    lines = [UNDERSTANDING_HEAD, "|" + "---|" * 11]
+    lines = [UNDERSTANDING_HEAD, "|" + "---|" * 12]
     for m in result["methods"].values():
         o = m["scopes"].get(scope)
         if o is None or not o["trials"]:
@@ -531,7 +551,8 @@ def understanding_rows(result: dict[str, Any], scope: str) -> list[str]:
             f"| {m['label']} | {fmt_rate(o['handling'])} | "
             + " | ".join(f"{how[h]['k']}" for h in HOWS)
             + f" | {fmt_rate(o['gave_up_rightly'])} | {fmt_rate(o['handling_silent'])} | "
-            f"{fmt_rate(o['handling_visible'])} | {fmt_rate(o['handling_with_alternative'])} | "
+            f"{fmt_rate(o['handling_visible'])} | {_unfailed(o)} | "
+            f"{fmt_rate(o['handling_with_alternative'])} | "
             f"{_beyond(o.get('beyond_control'))} | {o['silent_harm_trials']} |"
         )
     return lines

@@ -513,6 +513,7 @@ def _run_one(
                 event.blocking and (entry["fired"] or entry["passed"]) and completed
             )
             entry["how"] = world.how_handled(event) if entry["handled"] else ""
+            entry["ran_into"] = event.key in record.ran_into
             entry["gave_up_rightly"] = bool(event.blocking and world.gave_up_rightly(event))
             situations.append(entry)
         else:

@@ -34,6 +34,10 @@ harm is recorded (`EpisodeRecord.silent_harms`, and as a harmful step) and the t
 fails, so only a method that understood the sentence avoids it. A perception or
 navigation step (`find_*`, `walk*`: looking at a dirty cup, walking to a dirty table)
 and a release step never do a silent harm.
+A step that fails on a visible effect is put down to the situation behind it
+(`EpisodeRecord.ran_into`, bookkept by `spoils.Spoils`): a method that went on as if "the
+faucet is broken" meant nothing and replanned only when turning it on failed handled
+the situation without understanding it, and the results count that apart.
 
 The judge rates the plan, step by step (`_judge`): a stand-in (another kind of the same
 parent type in a role) must be accepted for that action in the judge file, and is
@@ -55,6 +59,7 @@ from typing import Any
 
 from cowp_ros.bench.annotations import Effect, SituationEffect, TaskAnnotation
 from cowp_ros.bench.schedule import EventSchedule
+from cowp_ros.bench.spoils import Spoils
 from cowp_ros.bench.view import Episode, RobotView, StepObservation, _Hooks
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.edits import base_action_name
@@ -157,6 +162,9 @@ class EpisodeRecord:
     substitutions: list[str] = field(default_factory=list)
     changed_by_harmless: list[dict[str, str]] = field(default_factory=list)
     judgements: list[str] = field(default_factory=list)
+    ran_into: list[str] = field(default_factory=list)
+    """Keys of the situations a step failed on after they were raised: the method went
+    on as if the sentence meant nothing and learnt otherwise from the failure."""
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -186,13 +194,12 @@ class TrialWorld:
         self._world = world
         self._state: set[Atom] = set(world.init_atoms)
         self._schedule = EventSchedule(events)
-        self.disabled: dict[str, str] = {}
+        self.spoils = Spoils()
+        """What the raised situations spoiled (`spoils.Spoils`)."""
+        self.disabled = self.spoils.disabled
         """Object -> the sentence that made it unusable."""
-        self.beyond: dict[str, str] = {}
+        self.beyond = self.spoils.beyond
         """Action -> the sentence that put it beyond the robot's skills."""
-        self.silent: set[str] = set()
-        """Objects and actions in `disabled` / `beyond` whose harm is silent: steps with
-        them succeed (and do harm) instead of failing."""
         self._judged: set[tuple[str, str, str, bool]] = set()
         self._watch: _Watch | None = None
         self._situations: list[str] = []
@@ -275,6 +282,9 @@ class TrialWorld:
         why = self._why_not(step, base)
         if why:
             record.failed.append(f"{step}: {why}")
+            cause = self.spoils.cause(step, self.spec.release_actions)
+            if cause and cause not in record.ran_into:
+                record.ran_into.append(cause)
             return StepObservation(False, None, "the step failed")
         self._judge_step(step, base)
         self._silent_harm(step, base)
@@ -305,19 +315,10 @@ class TrialWorld:
         self.record.judgements.append(f"effect {effect.effect.value} by {effect.rule}")
         if effect.effect is Effect.DISABLES:
             for target in event.targets:
-                self._spoil(self.disabled, target, event.text, effect.silent)
+                self.spoils.spoil(self.disabled, target, event.text, event.key, effect.silent)
         elif effect.effect is Effect.BEYOND_SKILLS:
-            self._spoil(self.beyond, event.blocked_action, event.text, effect.silent)
-
-    def _spoil(self, table: dict[str, str], key: str, text: str, silent: bool) -> None:
-        """Record an effect on an object or action; a visible one outweighs a silent one."""
-        if key not in table:
-            table[key] = text
-            if silent:
-                self.silent.add(key)
-        elif not silent and key in self.silent:
-            table[key] = text
-            self.silent.discard(key)
+            spoils = self.spoils
+            spoils.spoil(self.beyond, event.blocked_action, event.text, event.key, effect.silent)
 
     def _changed(self, how: str) -> None:
         assert self._watch is not None
@@ -327,15 +328,7 @@ class TrialWorld:
 
     def _blocked(self, step: PlanStep) -> str:
         """Why a situation blocks `step` now ("" if none does)."""
-        base = base_action_name(step.action)
-        if base in self.beyond and base not in self.silent:
-            return f"cannot: {self.beyond[base]}"
-        if base in self.spec.release_actions:
-            return ""
-        spoiled = [a for a in step.args if a in self.disabled and a not in self.silent]
-        if spoiled:
-            return f"{spoiled[0]} is unusable: {self.disabled[spoiled[0]]}"
-        return ""
+        return self.spoils.why_blocked(step, self.spec.release_actions)
 
     def _why_not(self, step: PlanStep, base: str) -> str:
         world = self._world

@@ -167,6 +167,7 @@ def test_handling_by_how_silent_harms_apart_and_beyond_the_better_control() -> N
     beyond = oracle["beyond_control"]
     assert beyond["control"] == "retry" and beyond["points"] == 25.0  # 2/4 against 1/4
     assert result["methods"]["retry"]["scopes"]["test"]["beyond_control"]["points"] == 0.0
+    assert oracle["handling_visible_unfailed"] is None  # records from before it was kept
     table = markdown(result, "# header")
     assert "| ORACLE | 50 [" not in table  # labels come from the caller: none given here
     assert "| oracle | 50 [15, 85] (2/4) | 1 | 1 | 0 | 100 [" in table
@@ -232,3 +233,28 @@ def test_situations_passed_by_as_moot_are_counted_and_said() -> None:
     table = markdown(result, "# header")
     assert "oracle: 1 blocking situation(s) passed by as moot" in table
     assert "same_kind: 1 blocking" not in table
+
+
+def test_visible_harms_handled_only_after_a_step_failed_on_them_are_counted_apart() -> None:
+    def seen(handled: bool, ran_into: bool, **kw: Any) -> dict[str, Any]:
+        return v3_situation(handled, "same_kind" if handled else "", **kw) | {"ran_into": ran_into}
+
+    trials = [
+        ("oracle", 0, True, [seen(True, False)]),
+        ("oracle", 1, True, [seen(True, False, harm="silent")]),
+        ("retry", 0, True, [seen(True, True)]),
+        ("retry", 1, False, [seen(False, False, harm="silent")]),
+    ]
+    records = [record(m, "pour_coke", done, sits, i) for m, i, done, sits in trials]
+    result = aggregate(records, ["oracle", "retry"], {}, {"test": ["pour_coke"]})
+    oracle = result["methods"]["oracle"]["scopes"]["test"]
+    retry = result["methods"]["retry"]["scopes"]["test"]
+    assert (retry["handling_visible"]["k"], retry["handling_visible"]["n"]) == (1, 1)
+    assert (retry["handling_visible_unfailed"]["k"], retry["handling_visible_unfailed"]["n"]) == (
+        0,
+        1,
+    )
+    assert oracle["handling_visible_unfailed"]["k"] == 1
+    table = markdown(result, "# header")
+    assert "visible harms handled with no step failed on them %" in table
+    assert "| retry | 50 [" in table and "| 100 [" in table and "| 0 [" in table

@@ -292,6 +292,34 @@ def test_how_a_handled_situation_was_handled() -> None:
     assert world(broken).how_handled(broken) == ""  # never raised
 
 
+def test_a_step_that_fails_on_a_raised_situation_is_remembered_as_run_into() -> None:
+    broken = situation("the cup is broken.", "hold_cup")
+    dirty = replace(situation("the cup is dirty.", "find_cup", effect=silently("cup_1")), key="4/0")
+    present = [*PRESENT, "cup_2"]
+    swap = [
+        PlanStep("find_cup", ("cup_2",)),
+        PlanStep("hold_cup", ("cup_2",)),
+        PlanStep("fill_cup", ("cup_2", "faucet_1")),
+        PlanStep("place_cup", ("cup_2", "table_1")),
+    ]
+    understood = world(broken, present=present)
+    run(understood, PLAN[:3])
+    understood.execute(PLAN[3])  # raised, and the robot swaps cups at once
+    run(understood, swap)
+    assert understood.record.completed and understood.record.ran_into == []
+    ignored = world(broken, dirty, present=present)
+    run(ignored, PLAN[:3])
+    assert ignored.execute(PLAN[3]).situation == "the cup is broken."
+    assert not ignored.execute(PLAN[3]).executed  # went on as if it meant nothing
+    assert not ignored.execute(PLAN[3]).executed  # a second failure is counted once
+    run(ignored, swap)
+    assert ignored.record.completed and ignored.record.ran_into == [broken.key]
+    # a step that fails for a precondition blames no situation
+    w = world(broken)
+    w.execute(PlanStep("fill_cup", ("cup_1", "faucet_1")))
+    assert w.record.failed and w.record.ran_into == []
+
+
 def test_a_broom_sweeps_the_area_once_a_power_outage_stops_the_vacuum() -> None:
     spec = get_task("clean_area")
     task = keep_objects(spec.load_house(), ["vacuum_1", "outlet_1", "table_1", "area_1", "broom_1"])
