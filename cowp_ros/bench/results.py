@@ -189,6 +189,9 @@ def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     def handled_with(r: dict[str, Any], keep: Any) -> list[dict[str, Any]]:
         return [s for s in _blocking(r) if keep(s)]
 
+    def visible(r: dict[str, Any]) -> list[dict[str, Any]]:
+        return handled_with(r, lambda s: s.get("harm") != "silent")
+
     def with_alternative(s: dict[str, Any]) -> bool:
         return s.get("alternative_present", True) and not s.get("unsolvable")
 
@@ -219,17 +222,9 @@ def _summary(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
             lambda r: handled_with(r, lambda s: s.get("harm") == "silent"),
             lambda s: s["handled"],
         ),
-        "handling_visible": per_trial(
-            records,
-            lambda r: handled_with(r, lambda s: s.get("harm") != "silent"),
-            lambda s: s["handled"],
-        ),
+        "handling_visible": per_trial(records, visible, lambda s: s["handled"]),
         "handling_visible_unfailed": (
-            per_trial(
-                records,
-                lambda r: handled_with(r, lambda s: s.get("harm") != "silent"),
-                lambda s: s["handled"] and not s["ran_into"],
-            )
+            per_trial(records, visible, lambda s: s["handled"] and not s["ran_into"])
             if all("ran_into" in s for s in blocking)
             else None
         ),

@@ -317,8 +317,9 @@ class TrialWorld:
             for target in event.targets:
                 self.spoils.spoil(self.disabled, target, event.text, event.key, effect.silent)
         elif effect.effect is Effect.BEYOND_SKILLS:
-            spoils = self.spoils
-            spoils.spoil(self.beyond, event.blocked_action, event.text, event.key, effect.silent)
+            self.spoils.spoil(
+                self.beyond, event.blocked_action, event.text, event.key, effect.silent
+            )
 
     def _changed(self, how: str) -> None:
         assert self._watch is not None

@@ -41,23 +41,29 @@ class Spoils:
 
     def why_blocked(self, step: PlanStep, release_actions: Collection[str]) -> str:
         """Why a visible effect stops `step` now ("" if none does)."""
-        base = base_action_name(step.action)
-        if base in self.beyond and base not in self.silent:
-            return f"cannot: {self.beyond[base]}"
-        spoiled = self._visibly_spoiled(step, release_actions)
-        return f"{spoiled} is unusable: {self.disabled[spoiled]}" if spoiled else ""
+        key, is_action = self._blocker(step, release_actions)
+        if not key:
+            return ""
+        return (
+            f"cannot: {self.beyond[key]}"
+            if is_action
+            else f"{key} is unusable: {self.disabled[key]}"
+        )
 
     def cause(self, step: PlanStep, release_actions: Collection[str]) -> str:
         """The key of the event whose visible effect stops `step` now ("" if none)."""
+        key, _ = self._blocker(step, release_actions)
+        return self.source.get(key, "")
+
+    def _blocker(self, step: PlanStep, release_actions: Collection[str]) -> tuple[str, bool]:
+        """What of `step` a visible effect spoiled, and whether it is its action: the
+        action first, else its first unusable object ("" for none; a release step may let
+        go of anything)."""
         base = base_action_name(step.action)
         if base in self.beyond and base not in self.silent:
-            return self.source.get(base, "")
-        spoiled = self._visibly_spoiled(step, release_actions)
-        return self.source.get(spoiled, "") if spoiled else ""
-
-    def _visibly_spoiled(self, step: PlanStep, release_actions: Collection[str]) -> str:
-        """The first object of `step` a visible effect made unusable ("" for none, and
-        for a release step, which may let go of anything)."""
-        if base_action_name(step.action) in release_actions:
-            return ""
-        return next((a for a in step.args if a in self.disabled and a not in self.silent), "")
+            return base, True
+        if base in release_actions:
+            return "", False
+        return next(
+            (a for a in step.args if a in self.disabled and a not in self.silent), ""
+        ), False
