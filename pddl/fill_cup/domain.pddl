@@ -6,6 +6,9 @@
 ;; `put_down` releases whatever the robot holds, wherever it is: the benchmark lets it act
 ;; on an object a situation made unusable (a broken cup must leave the hand before
 ;; another can be held); tasks.yaml lists it under `release_actions`.
+;; `turnon_faucet` needs an object that supplies water (`supplies_water`: the faucets), so
+;; no stand-in takes a faucet's role by drawing on the faucet's own water (a sink's water
+;; is the faucet's).
 (define (domain fill_cup)
   (:requirements :strips :typing)
   (:types
@@ -24,14 +27,15 @@
     (hand_free)
     (holding ?x - item)
     (filled_with_water ?x - item)
-    (water_served ?t - place))
+    (water_served ?t - place)
+    (supplies_water ?x - thing))
   (:action find_faucet
     :parameters (?f - faucet)
     :precondition (and)
     :effect (found ?f))
   (:action turnon_faucet
     :parameters (?f - faucet)
-    :precondition (found ?f)
+    :precondition (and (found ?f) (supplies_water ?f))
     :effect (water_running ?f))
   (:action find_cup
     :parameters (?c - cup)

@@ -57,5 +57,8 @@
     area_1 - area
     room_1 - room)
   (:init
-    (hand_free))
+    (hand_free)
+    (supplies_water faucet_1)
+    (supplies_water faucet_2)
+    (supplies_water faucet_3))
   (:goal (water_served table_1)))

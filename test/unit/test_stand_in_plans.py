@@ -184,3 +184,27 @@ def test_no_stand_in_names_the_close_kinds_the_domain_gives_no_way(clean) -> Non
     assert acquirer.ruled_out("vacuum") == ("towel", "napkin")
     assert acquirer.rank(task, "vacuum", given, spec.description) == given[:2]
     assert acquirer.ruled_out("vacuum") == ()
+
+
+def test_no_kind_takes_the_faucets_role_by_drawing_on_the_faucets_own_water() -> None:
+    """fill_cup's domain says which objects supply water, so with the only faucet broken a
+    sink (whose water is the faucet's) is ruled out for its role and the explanation can
+    say so, while a second faucet of the house would still do."""
+    spec = get_task("fill_cup")
+    house = spec.load_house()
+    broken = edits.add_fact(house, Atom("is_broken", ("faucet_1",)))
+    broken = edits.add_precondition(
+        broken, "turnon_faucet", Literal(Atom("is_broken", ("?f",)), positive=False)
+    )
+    assert PLANNER.solve(broken, 30.0).found  # faucet_2 supplies water
+    others = {"faucet_2", "faucet_3"}
+    broken = edits.keep_objects(broken, [o for o in broken.objects if o not in others])
+    assert not PLANNER.solve(broken, 30.0).found
+    assert plan_with(broken, PLANNER, "faucet", "sink", 30.0) is None
+    acquirer = FrugalAcquirer(
+        KnowledgeAcquirer(ScriptedModel(), ActionPhrases(spec.phrases)),
+        embedder=None,
+        planner=PLANNER,
+    )
+    assert acquirer.rank(broken, "faucet", [("sink", "sink_1")], spec.description) == []
+    assert acquirer.ruled_out("faucet") == ("sink",)
