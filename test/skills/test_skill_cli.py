@@ -103,17 +103,53 @@ def test_ctrl_c_while_waiting_for_the_executor_stops_at_once() -> None:
     # the command's Ctrl-C handler cancels rather than raising: the wait for the server
     # must watch that cancel too, or Ctrl-C does nothing until the wait runs out
     action = f"/nobody_{time.monotonic_ns()}/execute_skill"
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    ours = signal.getsignal(signal.SIGINT)
+    called = threading.Event()
+
+    def ctrl_c_once_the_command_handles_it() -> None:
+        # Never before the command's handler is in: a SIGINT to pytest's own handler
+        # would end the whole test session. Never handled: the wait runs out and fails.
+        deadline = time.monotonic() + 30.0
+        while signal.getsignal(signal.SIGINT) is ours and not called.wait(0.01):
+            if time.monotonic() > deadline:
+                return
+        if not called.wait(0.3):  # into the wait for the executor
+            os.kill(os.getpid(), signal.SIGINT)
+
     started = time.monotonic()
-    timer.start()
+    interrupter = threading.Thread(target=ctrl_c_once_the_command_handles_it, daemon=True)
+    interrupter.start()
     try:
         ok, message = run_step_on_executor(
             action, "navigate", ["table"], server_timeout_s=60.0, step_timeout_s=5.0, say=print
         )
     finally:
-        timer.cancel()
+        called.set()
+        interrupter.join()
     assert not ok and message == f"canceled while waiting for {action}"
     assert time.monotonic() - started < 30.0
+
+
+def test_ctrl_c_while_the_node_starts_cancels_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Starting a node can take a second on a busy machine; a Ctrl-C then is the user's
+    # too, and must cancel like any other, not end the command with a traceback.
+    import rclpy
+
+    ours = signal.getsignal(signal.SIGINT)
+    create_node = rclpy.create_node
+
+    def ctrl_c_while_starting(*args: object, **kwargs: object) -> object:
+        assert signal.getsignal(signal.SIGINT) is not ours, "Ctrl-C is not handled yet"
+        os.kill(os.getpid(), signal.SIGINT)
+        return create_node(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rclpy, "create_node", ctrl_c_while_starting)
+    action = f"/nobody_{time.monotonic_ns()}/execute_skill"
+    ok, message = run_step_on_executor(
+        action, "navigate", ["table"], server_timeout_s=60.0, step_timeout_s=5.0, say=print
+    )
+    assert not ok and message == f"canceled while waiting for {action}"
+    assert signal.getsignal(signal.SIGINT) is ours
 
 
 @pytest.fixture

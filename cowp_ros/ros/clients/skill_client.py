@@ -7,6 +7,7 @@ happened. The waiting is `cowp_ros.ros.waiting.run_action`, as for every other a
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from collections.abc import Callable, Sequence
@@ -25,7 +26,10 @@ def run_step_on_executor(
     step_timeout_s: float,
     say: Callable[[str], None],
 ) -> tuple[bool, str]:
-    """(success, message) of one step on the running executor; Ctrl-C cancels it."""
+    """(success, message) of one step on the running executor; Ctrl-C cancels it.
+
+    The Ctrl-C handler goes in first, before the node starts (which can take a second
+    on a busy machine): a Ctrl-C at any point cancels, never a traceback."""
     import rclpy
     from rclpy.action import ActionClient
     from rclpy.executors import SingleThreadedExecutor
@@ -33,21 +37,23 @@ def run_step_on_executor(
     from cowp_interfaces.action import ExecuteSkill
     from cowp_interfaces.msg import PlanStep
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("cowp_skill", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
     cancel = threading.Event()
 
     def on_interrupt(signum: int, frame: object) -> None:
         say("canceling ...")
         cancel.set()
 
-    previous = signal.signal(signal.SIGINT, on_interrupt)
-    try:
+    with contextlib.ExitStack() as cleanup:  # undone in reverse: the handler goes last
+        cleanup.callback(signal.signal, signal.SIGINT, signal.signal(signal.SIGINT, on_interrupt))
+        context = rclpy.Context()
+        rclpy.init(context=context)
+        cleanup.callback(rclpy.try_shutdown, context=context)
+        node = rclpy.create_node("cowp_skill", context=context)
+        cleanup.callback(node.destroy_node)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        cleanup.callback(executor.shutdown)
+        threading.Thread(target=executor.spin, daemon=True).start()
         client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name)
         found = wait_for_server(client, cancel=cancel, seconds=server_timeout_s)
         if found is WaitEnd.CANCELED:  # Ctrl-C while the executor is still starting
@@ -78,8 +84,3 @@ def run_step_on_executor(
         if result is not None:
             return bool(result.success), result.message
         return False, outcome.message
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
