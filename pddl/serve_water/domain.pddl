@@ -3,6 +3,9 @@
 ;; each situation at the step the data names. Predicates range over the root type `thing`
 ;; so that the Knowledge Acquirer can retype an action's parameter (a bowl in the cup's
 ;; role) without redeclaring predicates. Only positive preconditions: pyperplan is STRIPS.
+;; `fill_water` needs an object that supplies water (`supplies_water`: the faucets), so no
+;; stand-in takes a faucet's role by drawing on the faucet's own water (a sink's water is
+;; the faucet's).
 (define (domain serve_water)
   (:requirements :strips :typing)
   (:types
@@ -21,7 +24,8 @@
     (hand_free)
     (holding ?x - item)
     (filled_with_water ?x - item)
-    (water_served ?t - place))
+    (water_served ?t - place)
+    (supplies_water ?x - thing))
   (:action find_cup
     :parameters (?c - cup)
     :precondition (and)
@@ -36,7 +40,7 @@
     :effect (near ?p))
   (:action fill_water
     :parameters (?c - cup ?f - faucet)
-    :precondition (and (holding ?c) (near ?f))
+    :precondition (and (holding ?c) (near ?f) (supplies_water ?f))
     :effect (filled_with_water ?c))
   (:action deliver_water
     :parameters (?c - cup ?t - table)

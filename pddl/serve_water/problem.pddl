@@ -53,5 +53,6 @@
     area_1 - area
     room_1 - room)
   (:init
-    (hand_free))
+    (hand_free)
+    (supplies_water faucet_1))
   (:goal (water_served table_1)))
