@@ -66,17 +66,22 @@ def send_task(args: argparse.Namespace) -> int:
     from cowp_ros.ros.clients.task_client import TaskClient
 
     stop = threading.Event()
+    # Ctrl-C cancels from the first moment (starting the client's node can take a second
+    # on a busy machine); the caller's handler is back whatever ends the command, a
+    # client that fails to start included.
     previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    client = TaskClient()
     try:
-        if not client.wait_until_ready(args.wait_server, cancel=stop):
-            print("canceled before the task was sent: nothing ran")
-            return 130
-        print(f"RunTask: {args.task}", flush=True)
-        client.run_task(args.task)
-        result = follow_task(client, args.timeout, stop)
+        client = TaskClient()
+        try:
+            if not client.wait_until_ready(args.wait_server, cancel=stop):
+                print("canceled before the task was sent: nothing ran")
+                return 130
+            print(f"RunTask: {args.task}", flush=True)
+            client.run_task(args.task)
+            result = follow_task(client, args.timeout, stop)
+        finally:
+            client.close()
     finally:
-        client.close()
         signal.signal(signal.SIGINT, previous)
     print(f"outcome: {result.outcome.value}: {result.explanation}")
     print(f"executed: {' '.join(result.executed_steps) or 'nothing'}")
