@@ -23,6 +23,7 @@ Ctrl-C cancels the goal and still waits for its result. Start the graph first
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import threading
 
@@ -69,20 +70,18 @@ def send_task(args: argparse.Namespace) -> int:
     # Ctrl-C cancels from the first moment (starting the client's node can take a second
     # on a busy machine); the caller's handler is back whatever ends the command, a
     # client that fails to start included.
-    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    try:
+    with contextlib.ExitStack() as cleanup:  # undone in reverse: the handler goes last
+        cleanup.callback(
+            signal.signal, signal.SIGINT, signal.signal(signal.SIGINT, lambda *_: stop.set())
+        )
         client = TaskClient()
-        try:
-            if not client.wait_until_ready(args.wait_server, cancel=stop):
-                print("canceled before the task was sent: nothing ran")
-                return 130
-            print(f"RunTask: {args.task}", flush=True)
-            client.run_task(args.task)
-            result = follow_task(client, args.timeout, stop)
-        finally:
-            client.close()
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        cleanup.callback(client.close)
+        if not client.wait_until_ready(args.wait_server, cancel=stop):
+            print("canceled before the task was sent: nothing ran")
+            return 130
+        print(f"RunTask: {args.task}", flush=True)
+        client.run_task(args.task)
+        result = follow_task(client, args.timeout, stop)
     print(f"outcome: {result.outcome.value}: {result.explanation}")
     print(f"executed: {' '.join(result.executed_steps) or 'nothing'}")
     if result.report_path:
