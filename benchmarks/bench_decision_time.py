@@ -17,11 +17,16 @@ and every answer is asked anew (no answer cache), so the times are the model's o
   stand-in question (stand-in questions are not part of deciding).
 - **commonsense node**: the node started once (it warms the prefix when it starts); each
   item is one CheckPlan call from a client, its wall time measured by the client (the
-  model's time and ROS's). The node's decision is per request, so nothing carries over.
+  model's time and ROS's; the model's part, as the node reports it in `model_seconds`,
+  is kept beside it). The node's decision is per request, so nothing carries over.
 
 Printed per source: items, the share decided without a question, and p50 / p95 / max
-seconds for harmless and blocking decisions apart. The machine's load is printed with
-them: on a busy 2-core machine every figure is slower.
+seconds for harmless and blocking decisions apart. The machine's load and the server's
+prompt speed are printed with them, the speed measured before the items on the
+questions' own prompts: the shared prefix read cold (tokens a second), and a question's
+own words read after it, as a situation's are (the median of five). A decision costs
+about the tokens it reads over that speed, so figures from two days compare through
+it: the same code and questions decide in a third more time on a machine a third slower.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import zip_longest
@@ -45,8 +52,10 @@ from bench_grounded_thresholds import NEAR_MISSES, Item, items_for, near_miss_it
 from cowp_ros.bench.annotations import load_annotations
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.llm.client import SYSTEM_PROMPT
 from cowp_ros.llm.evaluation import default_dataset_dir
-from cowp_ros.tasks import split_tasks
+from cowp_ros.methods.grounded import questions
+from cowp_ros.tasks import get_task, split_tasks
 
 COWP = [sys.executable, "-c", "import sys; from cowp_ros.cli import main; sys.exit(main())"]
 
@@ -62,6 +71,7 @@ class Timed:
     blocks: bool = False
     questions: int = 0
     seconds: float = 0.0
+    model_seconds: float | None = None  # the node's: what of `seconds` the model took
     error: str = ""
 
 
@@ -183,7 +193,6 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
     from cowp_ros.planning import make_planner
     from cowp_ros.ros.conversions import steps_to_msgs
     from cowp_ros.ros.names import CHECK_PLAN_SERVICE
-    from cowp_ros.tasks import get_task
 
     timed: list[Timed] = []
     with commonsense_node(url, model, method, logs):
@@ -218,9 +227,13 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
                 else:
                     one.blocks = not response.feasible
                     one.questions = len(response.questions)
+                    one.model_seconds = round(float(response.model_seconds), 3)
                 timed.append(one)
+                model_s = f"{one.model_seconds or 0.0:5.2f}"
                 print(
-                    f"node  {one.seconds:5.2f} s  {one.questions} q  {item.text}", file=sys.stderr
+                    f"node  {one.seconds:5.2f} s  {one.questions} q  (model {model_s} s)  "
+                    f"{item.text}",
+                    file=sys.stderr,
                 )
         finally:
             executor.shutdown()
@@ -235,6 +248,63 @@ def _call(executor: Any, client: Any, request: Any) -> Any:
     while not future.done() and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
     return future.result() if future.done() else None
+
+
+SPEED_SITUATIONS = (
+    "the robot looks around",
+    "a bird sings outside the window",
+    "the light in the hall is on",
+    "the clock on the wall shows noon",
+    "someone closes a door upstairs",
+)
+"""Remarks about nothing a task uses: the speed probe's questions (their answers unread)."""
+
+
+def _read(url: str, model: str, system: str, question: str) -> tuple[int, float] | None:
+    """(prompt tokens the server read, seconds) for one question after the shared
+    examples; None when the server does not say how many it took from its cache."""
+    messages = [{"role": "system", "content": system}]
+    for example in questions.EXAMPLES:
+        messages.append({"role": "user", "content": example.question})
+        messages.append({"role": "assistant", "content": example.answer})
+    messages.append({"role": "user", "content": question})
+    payload = {"model": model, "messages": messages, "max_tokens": 1, "temperature": 0.0}
+    request = urllib.request.Request(
+        url.rstrip("/") + "/chat/completions",
+        json.dumps(payload).encode(),
+        {"Content-Type": "application/json"},
+    )
+    started = time.monotonic()
+    with urllib.request.urlopen(request, timeout=300) as reply:
+        usage = json.load(reply).get("usage") or {}
+    seconds = time.monotonic() - started
+    details = usage.get("prompt_tokens_details")
+    if not isinstance(details, dict) or not isinstance(details.get("cached_tokens"), int):
+        return None
+    return int(usage.get("prompt_tokens", 0)) - details["cached_tokens"], seconds
+
+
+def prompt_speed(url: str, model: str, task_description: str) -> dict[str, float]:
+    """The server's prompt reading speed on the questions' own prompts (tokens a second):
+    `prefix`, the instructions, examples and task words read cold (a fresh word first,
+    so nothing is cached); `question`, the median over five use questions read after it
+    (a situation and the question's words: what a decision reads). Empty where the
+    server does not report its cached tokens."""
+    fresh = f"({uuid.uuid4().hex[:8]}) {SYSTEM_PROMPT}"
+    cold = _read(url, model, fresh, f"{questions.task_clause(task_description)} Ready?")
+    if cold is None or cold[0] <= 0:
+        return {}
+    rates = []
+    for situation in SPEED_SITUATIONS:
+        asked = questions.use_question("the cup", task_description, situation)
+        read = _read(url, model, fresh, asked)
+        if read is not None and read[0] > 0:
+            rates.append(read[0] / read[1])
+    rates.sort()
+    speed = {"prefix": round(cold[0] / cold[1], 1), "prefix_tokens": cold[0]}
+    if rates:
+        speed["question"] = round(rates[len(rates) // 2], 1)
+    return speed
 
 
 def bench_items(split: str, limit: int | None) -> list[Item]:
@@ -275,6 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             settings = stack.enter_context(llm_endpoint(LLMSettings()))
             url, model = settings.base_url, settings.model
+        speed = prompt_speed(url, model or "", get_task(items[0].task).description)
+        print(f"prompt speed (tokens/s): {speed or 'not reported by the server'}", file=sys.stderr)
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         timed: list[Timed] = []
@@ -287,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sources = dict.fromkeys(t.source for t in timed)
     summaries = [summarise(source, [t for t in timed if t.source == source]) for source in sources]
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(json.dumps({"split": args.split, "model": model, "load": load,
+    print(json.dumps({"split": args.split, "model": model, "load": load, "prompt_speed": speed,
                       "sources": [asdict(s) for s in summaries]}, indent=1))  # fmt: skip
     if args.json:
         args.json.write_text(json.dumps([asdict(t) for t in timed], indent=1))

@@ -102,6 +102,8 @@ def test_bench_decision_time(tmp_path: Path) -> None:
         env={"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"},
     )  # fmt: skip
     assert '"source": "cowp run"' in out and '"source": "commonsense node"' in out
+    summary = json.loads(out)
+    assert summary["prompt_speed"]["prefix"] > 0 and summary["prompt_speed"]["question"] > 0
     timed = json.loads((tmp_path / "times.json").read_text())
     assert {t["source"] for t in timed} == {"cowp run", "commonsense node"}
     assert all(not t["error"] for t in timed)
