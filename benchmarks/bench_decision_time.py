@@ -12,9 +12,11 @@ and every answer is asked anew (no answer cache), so the times are the model's o
 
 - **cowp run**: each item is one `cowp run TASK --situation TEXT --at STEP` in a process
   of its own, so each situation is the first of its run: the run warms the method's
-  prompt prefix before its plan, as a user's run does. The decision's time is the sum of
-  the monitor questions' `seconds` in the run's report, from the situation to the first
-  stand-in question (stand-in questions are not part of deciding).
+  prompt prefix before its plan, and once the plan is made asks what the plan's objects
+  will need (each role's clean need), as a user's run does. The decision's time is the
+  sum of the monitor questions' `seconds` in the run's report, from the situation to the
+  first stand-in question (stand-in questions are not part of deciding); the questions
+  asked when the plan was made are printed apart (`asked_ahead`).
 - **commonsense node**: the node started once (it warms the prefix when it starts); each
   item is one CheckPlan call from a client, its wall time measured by the client (the
   model's time and ROS's; the model's part, as the node reports it in `model_seconds`,
@@ -72,6 +74,8 @@ class Timed:
     questions: int = 0
     seconds: float = 0.0
     model_seconds: float | None = None  # the node's: what of `seconds` the model took
+    ahead: int = 0  # `cowp run`'s: questions asked when the plan was made
+    ahead_seconds: float = 0.0
     error: str = ""
 
 
@@ -83,6 +87,7 @@ class Summary:
     errors: int = 0
     harmless: dict[str, float] = field(default_factory=dict)
     blocking: dict[str, float] = field(default_factory=dict)
+    asked_ahead: dict[str, float] = field(default_factory=dict)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -113,7 +118,27 @@ def summarise(source: str, timed: Sequence[Timed]) -> Summary:
         errors=len(timed) - len(done),
         harmless=spread([t.seconds for t in asked if not t.blocks]),
         blocking=spread([t.seconds for t in asked if t.blocks]),
+        asked_ahead=ahead_spread([t for t in done if t.ahead]),
     )
+
+
+def ahead_spread(timed: Sequence[Timed]) -> dict[str, float]:
+    """The questions asked when the plan was made, and their seconds, over the runs."""
+    if not timed:
+        return {}
+    return {
+        "runs": len(timed),
+        "questions_p50": percentile([t.ahead for t in timed], 50),
+        "seconds_p50": round(percentile([t.ahead_seconds for t in timed], 50), 2),
+        "seconds_max": round(max(t.ahead_seconds for t in timed), 2),
+    }
+
+
+def asked_ahead(report: dict[str, Any]) -> tuple[int, float]:
+    """(questions, seconds) a `cowp run` asked when its plan was made, before any
+    situation: what the plan's objects will need (not part of any decision's time)."""
+    ahead = [e for e in report.get("events", []) if e["kind"] == "monitor" and not e["situation"]]
+    return len(ahead), sum(float(e.get("seconds") or 0.0) for e in ahead)
 
 
 def decision_of(report: dict[str, Any], situation: str) -> tuple[bool, int, float]:
@@ -149,9 +174,9 @@ def time_cowp_run(item: Item, url: str, model: str, method: str, folder: Path) -
     if not report.is_file():
         timed.error = (done.stderr or done.stdout).strip()[-300:] or "no report"
         return timed
-    timed.blocks, timed.questions, timed.seconds = decision_of(
-        json.loads(report.read_text()), item.text
-    )
+    record = json.loads(report.read_text())
+    timed.blocks, timed.questions, timed.seconds = decision_of(record, item.text)
+    timed.ahead, timed.ahead_seconds = asked_ahead(record)
     return timed
 
 
@@ -352,7 +377,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         timed: list[Timed] = []
         for item in items:
             one = time_cowp_run(item, url, model or "", args.method, folder)
-            print(f"run   {one.seconds:5.2f} s  {one.questions} q  {item.text}", file=sys.stderr)
+            ahead = f"  ({one.ahead} q ahead, {one.ahead_seconds:.2f} s)" if one.ahead else ""
+            print(
+                f"run   {one.seconds:5.2f} s  {one.questions} q  {item.text}{ahead}",
+                file=sys.stderr,
+            )
             timed.append(one)
         if not args.no_node:
             timed += time_node(items, url, model or "", args.method, folder / "logs")

@@ -145,7 +145,10 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
         rest = steps[actions.index(item.action) :]
         # Thresholds that ask every question of an object's decision, for its scores.
         monitor = GroundedMonitor(
-            model, spec.description, Thresholds(use=99.0, world=99.0, dirty=-99.0, need=-99.0)
+            model,
+            spec.description,
+            Thresholds(use=99.0, world=99.0, dirty=-99.0, need=-99.0),
+            ask_all=True,
         )
         situation = Situation(item.text)
         usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]

@@ -289,7 +289,13 @@ def run_with_model(
     """The run itself, given a model (tests hand in a scripted one)."""
     schedule = schedule_from(args.situation, args.at)
     problem = spec.build_problem(args.objects, seed=args.seed)
-    settings = CowpSettings(planner_timeout_s=args.timeout, max_candidates=args.max_candidates)
+    # With a situation to come, the monitor asks what the plan's objects will need as
+    # soon as the plan is made, so that the situation is decided sooner.
+    settings = CowpSettings(
+        planner_timeout_s=args.timeout,
+        max_candidates=args.max_candidates,
+        prepare_monitor=bool(schedule),
+    )
     method = getattr(args, "method", DEFAULT_METHOD)
     loop = build_loop(
         method, spec, model, build_planner(args, model), problem=problem, settings=settings

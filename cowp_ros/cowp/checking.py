@@ -14,20 +14,40 @@ which is what makes the loop end, or that does not touch the object the situatio
 found to be about, which keeps a small model's false alarms from blocking a stand-in).
 
 `understand` gives the blocking situation its fact, once: the monitor's when it made
-one, else the loop's `FactMaker`'s.
+one, else the loop's `FactMaker`'s. `prepare` has a monitor that can ask what the plan's
+objects will need before any situation comes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.cowp.loop_events import Asked, SetAside, Understood
 from cowp_ros.cowp.loop_state import Blocked, KnownSituation, RunState
 from cowp_ros.cowp.policies import LoopPolicies
-from cowp_ros.cowp.ports import FactMaker, Monitor
+from cowp_ros.cowp.ports import FactMaker, Monitor, MonitorPreparation
 from cowp_ros.cowp.repairs import Tell
 from cowp_ros.pddl import PlanningTask
+from cowp_ros.planning import PlanStep
 
-__all__ = ["first_blocked_step", "live_situations", "understand"]
+__all__ = ["first_blocked_step", "live_situations", "prepare", "understand"]
+
+
+def prepare(
+    monitor: Monitor,
+    steps: Sequence[PlanStep],
+    task: PlanningTask,
+    cancel: CancelToken,
+    tell: Tell,
+) -> None:
+    """Have a monitor that can (`MonitorPreparation`) ask what the plan's objects will
+    need, now that the plan is made; each question is told as it was asked."""
+    if not isinstance(monitor, MonitorPreparation):
+        return
+    cancel.check()
+    for verdict in monitor.prepare(steps, task):
+        tell(Asked(verdict))
 
 
 def first_blocked_step(

@@ -36,7 +36,7 @@ from cowp_ros.cowp import narration
 from cowp_ros.cowp.acquisition import agreed_actions, assess_candidates, role_of, ruled_out_by
 from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.cancel import NEVER, CancelToken
-from cowp_ros.cowp.checking import first_blocked_step, understand
+from cowp_ros.cowp.checking import first_blocked_step, prepare, understand
 from cowp_ros.cowp.loop_events import (
     Blamed,
     Chose,
@@ -88,12 +88,16 @@ class CowpSettings:
     `max_candidates`: at most this many object kinds are put to the acquirer per failed
     role (None: every kind present). `max_repairs` bounds monitor/replan rounds for one
     event; each round adds a precondition or a variant, so the loop always ends, and the
-    bound only turns a pathological domain into a clear error.
+    bound only turns a pathological domain into a clear error. `prepare_monitor`: once
+    the first plan is made, a monitor that can (`MonitorPreparation`) asks what the
+    plan's objects will need, so that the first situation is decided sooner (`cowp run`
+    with a situation to come); off, a run that meets no situation asks nothing.
     """
 
     planner_timeout_s: float = 60.0
     max_candidates: int | None = None
     max_repairs: int = 50
+    prepare_monitor: bool = False
 
 
 class OpenWorldPlanner:
@@ -200,6 +204,8 @@ class OpenWorldPlanner:
             self._give_up(NotPlanned(result.detail))
             return ()
         self._phase = Phase.EXECUTING
+        if self.settings.prepare_monitor:
+            prepare(self.monitor, self.remaining_steps, self.task, self.cancel, self._tell)
         if self._state.situations:
             self._repair()
         self._finish_if_goal_reached()

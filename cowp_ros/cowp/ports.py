@@ -25,7 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from cowp_ros.cowp.answers import CandidateAssessment, PlanCheck, Selection, SituationFact
+from cowp_ros.cowp.answers import (
+    CandidateAssessment,
+    MonitorVerdict,
+    PlanCheck,
+    Selection,
+    SituationFact,
+)
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.cowp.report import CowpReport
 from cowp_ros.cowp.situation import Situation
@@ -131,6 +137,20 @@ class DomainRuling(Protocol):
     def ruled_out(self, role_type: str) -> tuple[str, ...]:
         """The kinds, closest first, left out of the last ranking for `role_type`
         because no plan has them in the role."""
+        ...
+
+
+@runtime_checkable
+class MonitorPreparation(Protocol):
+    """A monitor with questions that depend on the plan but not on any situation (does
+    the task need this object clean?) can ask them when the plan is made, so that a
+    situation later costs only its own questions: the robot is still moving then, and
+    the model is idle. The loop asks for it where its settings say so
+    (`CowpSettings.prepare_monitor`)."""
+
+    def prepare(self, steps: Sequence[PlanStep], task: PlanningTask) -> tuple[MonitorVerdict, ...]:
+        """Ask now what the plan's objects will need; the verdicts of the questions asked
+        (none for what is known already)."""
         ...
 
 

@@ -154,7 +154,10 @@ def test_cowp_run_grounded_decides_once_and_tries_the_closest_kind_first(
     assert code == 0 and "instead of the cup: the cup is dirty" in out
     asked = model.questions("yes_no")
     assert sum("The cup is dirty. Can the robot still use" in q for q in asked) == 1
-    assert len(asked) <= 8
+    # Asked when the plan was made: each role's clean need, and whether the task calls
+    # it dirty (cup, faucet, table); then at most 8 about the situation.
+    ahead = next(i for i, q in enumerate(asked) if "The cup is dirty" in q)
+    assert ahead <= 6 and len(asked) - ahead <= 8
 
 
 def test_the_narrative_says_the_judgement_in_words_and_the_report_keeps_the_score(
@@ -173,7 +176,8 @@ def test_the_narrative_says_the_judgement_in_words_and_the_report_keeps_the_scor
     out = capsys.readouterr().out
     assert "judged that the cup can no longer be used (confidence 0.87)" in out
     assert "blocked score" not in out
-    asked = [e for e in json.loads(report.read_text())["events"] if e["kind"] == "monitor"]
+    events = json.loads(report.read_text())["events"]
+    asked = [e for e in events if e["kind"] == "monitor" and e["situation"]]
     assert asked[0]["p_yes"] == pytest.approx(0.13)
     assert asked[0]["score"] == pytest.approx(1.90, abs=0.01)  # log-odds of "no"
     assert "threshold" in asked[0] and asked[0]["variant"] == "question"
@@ -204,6 +208,9 @@ def test_cowp_run_reads_the_monitor_prefix_ahead_only_when_a_situation_can_come(
     assert main(["run", "fill_cup", "--quiet", *situations]) == 0
     assert capsys.readouterr().out.strip().startswith("outcome: completed")
     if situations:
-        assert model.warmed == ["Task: filling a cup with water from the faucet. " + WARM_QUESTION]
+        # Before the plan, and again after the plan's roles were asked about (their
+        # need question leaves the server's prompt cache elsewhere).
+        warmed = "Task: filling a cup with water from the faucet. " + WARM_QUESTION
+        assert model.warmed == [warmed, warmed]
     else:
         assert model.warmed == []

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from cowp_ros.cowp.loop import Phase
+from cowp_ros.cowp.loop import CowpSettings, Phase
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Example, YesNo
@@ -330,37 +330,41 @@ def test_a_usable_but_dirty_object_blocks_where_the_task_needs_it_clean(fill) ->
     monitor = monitor_for(model)
     check = monitor.check(FILL_PLAN, Situation("the cup has coffee stains"), task, used(FILL_PLAN))
     assert check.blocked == FILL_PLAN[2]
-    assert [v.variant for v in check.verdicts] == [USE, STATE, NEED, TASK_STATE]
+    assert [v.variant for v in check.verdicts] == [USE, STATE, TASK_STATE, NEED]
     decision = monitor.decisions[-1]
     assert decision.because is not None and decision.because.kind == NEED
     assert "dirty and the task needs it clean" in check.reason
-    assert check.verdicts[-1].judgement == "the task does not call the cup dirty"
+    assert check.verdicts[2].judgement == "the task does not call the cup dirty"
     # The role's need is asked once: a second dirt situation costs two questions.
     monitor.check(FILL_PLAN, Situation("the cup has mould in it"), task, used(FILL_PLAN))
     assert model.usage.calls == 6
 
 
 def test_dirt_the_tasks_own_words_expect_is_harmless(fill) -> None:
-    """ "Putting a dirty plate into the sink": the plate's dirt is no news."""
+    """ "Putting a dirty plate into the sink": the plate's dirt is no news, and its
+    clean need is not asked."""
     _, task = fill
     model = ScriptedModel(yes_no=[(r"use the cup", True), (r"dirty\?", True), (r"must", True)])
     check = monitor_for(model).check(
         FILL_PLAN, Situation("the cup has coffee stains"), task, used(FILL_PLAN)
     )
     assert check.blocked is None
-    assert [v.variant for v in check.verdicts] == [USE, STATE, NEED, TASK_STATE]
-    assert [v.suitable for v in check.verdicts] == [True, False, False, True]
+    assert [v.variant for v in check.verdicts] == [USE, STATE, TASK_STATE]
+    assert [v.suitable for v in check.verdicts] == [True, False, True]
     assert check.verdicts[-1].judgement == "the task calls the cup dirty"
 
 
 def test_dirt_on_an_object_the_task_does_not_need_clean_is_harmless(fill) -> None:
     _, task = fill
-    model = ScriptedModel(yes_no=[(r"dirty\?", True), (r"must the cup", False)])
+    model = ScriptedModel(
+        yes_no=[(TASK_CALLS_THE_CUP_DIRTY, False), (r"dirty\?", True), (r"must the cup", False)]
+    )
     check = monitor_for(model).check(
         FILL_PLAN, Situation("the cup is muddy"), task, used(FILL_PLAN)
     )
-    assert check.blocked is None and [v.variant for v in check.verdicts] == [USE, STATE, NEED]
-    assert [v.suitable for v in check.verdicts] == [True, False, True]
+    assert check.blocked is None
+    assert [v.variant for v in check.verdicts] == [USE, STATE, TASK_STATE, NEED]
+    assert [v.suitable for v in check.verdicts] == [True, False, False, True]
 
 
 def test_a_cosmetic_remark_costs_two_questions_and_keeps_the_plan(fill) -> None:
@@ -372,11 +376,83 @@ def test_a_cosmetic_remark_costs_two_questions_and_keeps_the_plan(fill) -> None:
     assert check.blocked is None and model.usage.calls == 2
 
 
+NEEDS = [
+    (TASK_CALLS_THE_CUP_DIRTY, False),
+    (r"^Task: [^.]*\. Is the (faucet|table) dirty\?$", False),
+    (r"must the (cup|faucet) be clean", True),
+    (r"must the table be clean", False),
+]
+"""Answers for fill_cup's roles: the task calls none dirty; the cup and the faucet must be
+clean, the table need not be."""
+
+
+def test_the_plan_roles_clean_needs_are_asked_when_the_plan_is_made(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(yes_no=[*NEEDS, (r"dirty\?$", True)], default_yes_no=True)
+    monitor = monitor_for(model)
+    prepared = monitor.prepare(FILL_PLAN, task)
+    # Grouped by form, each role in plan order: the task's own words about its dirt,
+    # then the need of each role they do not call dirty.
+    assert [(v.step.action, v.variant) for v in prepared] == [
+        ("find_faucet", TASK_STATE),
+        ("find_cup", TASK_STATE),
+        ("place_cup", TASK_STATE),
+        ("find_faucet", NEED),
+        ("find_cup", NEED),
+        ("place_cup", NEED),
+    ]
+    assert all(v.situation == "" for v in prepared) and model.usage.calls == 6
+    assert monitor.prepare(FILL_PLAN, task) == ()  # known roles are not asked again
+    # A dirty cup is then decided in two questions: its use, and its dirt.
+    check = monitor.check(FILL_PLAN, Situation("the cup has mould in it"), task, used(FILL_PLAN))
+    assert check.blocked == FILL_PLAN[2] and [v.variant for v in check.verdicts] == [USE, STATE]
+    assert monitor.decisions[-1].because is not None
+    assert monitor.decisions[-1].because.kind == NEED
+    # A remark about the table, which dirt cannot block, in one.
+    check = monitor.check(FILL_PLAN, Situation("the table is sticky"), task, used(FILL_PLAN))
+    assert check.blocked is None and [v.variant for v in check.verdicts] == [USE]
+    assert model.usage.calls == 6 + 2 + 1
+
+
+def test_a_role_the_tasks_words_call_dirty_is_prepared_without_its_need(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(
+        yes_no=[(TASK_CALLS_THE_CUP_DIRTY, True), *NEEDS[1:], (r"dirty\?$", True)],
+        default_yes_no=True,
+    )
+    monitor = monitor_for(model)
+    prepared = monitor.prepare(FILL_PLAN, task)
+    assert [v.variant for v in prepared] == [TASK_STATE] * 3 + [NEED] * 2
+    assert not any("must the cup" in v.question for v in prepared)
+    # Dirt on the cup is then no news, decided by its use question alone.
+    check = monitor.check(FILL_PLAN, Situation("the cup has mould in it"), task, used(FILL_PLAN))
+    assert check.blocked is None and [v.variant for v in check.verdicts] == [USE]
+
+
+def test_the_loop_prepares_its_monitor_only_where_its_settings_say_so(fill) -> None:
+    spec, task = fill
+    for prepare in (False, True):
+        model = ScriptedModel(yes_no=[*NEEDS, (r"dirty\?$", True)], default_yes_no=True)
+        loop = grounded_loop(
+            spec,
+            model,
+            problem=task,
+            embedder=KindEmbedder(),
+            loop_settings=CowpSettings(prepare_monitor=prepare),
+        )
+        loop.plan()
+        asked = loop.report.of_kind("monitor")
+        assert len(asked) == model.usage.calls == (6 if prepare else 0)
+        assert all(e.data["situation"] == "" for e in asked)
+
+
 class PrefixSpy(ScriptedModel):
     """Records the examples each question is asked after."""
 
     def __init__(self) -> None:
-        super().__init__(yes_no=[(r"dirty\?", True)], default_yes_no=True)
+        super().__init__(
+            yes_no=[(TASK_CALLS_THE_CUP_DIRTY, False), (r"dirty\?", True)], default_yes_no=True
+        )
         self.prefixes: list[tuple[Example, ...]] = []
 
     def ask_yes_no(
@@ -392,5 +468,5 @@ def test_every_question_shares_one_prefix_for_the_servers_prompt_cache(fill) -> 
     monitor = monitor_for(model)
     monitor.check(FILL_PLAN, Situation("the cup is sticky"), task, used(FILL_PLAN))
     monitor.check(FILL_PLAN, Situation("there is a power outage"), task, used(FILL_PLAN))
-    assert len(model.prefixes) == 5  # use, dirt, need, the task's own words; the task question
+    assert len(model.prefixes) == 5  # use, dirt, the task's own words, need; the task question
     assert all(prefix == EXAMPLES for prefix in model.prefixes)

@@ -12,10 +12,10 @@ token:
   what it was told, not about what the task needs);
 - **need**: does the task need the object clean? asked once per role and task, not
   per situation ("for making tea, must the kettle be clean?" yes; "for taking the
-  rubbish out, must the bin be clean?" no); and where it does, whether the task's own
-  words call the object dirty (the state question about the task alone: "Task:
-  putting a dirty plate into the sink. Is the plate dirty?"): a task that expects the
-  dirt does not need the object clean;
+  rubbish out, must the bin be clean?" no); first whether the task's own words call
+  the object dirty (the state question about the task alone: "Task: putting a dirty
+  plate into the sink. Is the plate dirty?"): a task that expects the dirt does not
+  need the object clean, and the need is then not asked;
 - **task**: can the robot still go on with the task, given a situation that names no
   object present?
 

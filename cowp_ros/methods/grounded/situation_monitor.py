@@ -13,8 +13,8 @@ once per situation (`Decision`), in three ways, cheapest first:
   (`questions.py`): its use in the task first ("Task: filling a cup with water from
   the faucet. The cup is broken. Can the robot still use the cup for the task?"); if it
   is still usable, whether the situation makes it dirty, and if so (once per role)
-  whether the task needs it clean and, where it does, whether the task's own words
-  already call it dirty. A small model weighs dirt lightly in the use question ("the
+  whether the task's own words already call it dirty and, where they do not, whether
+  the task needs it clean. A small model weighs dirt lightly in the use question ("the
   cup is dirty": about even odds), yet answers the narrow questions reliably; so a
   dirty cup is caught by the monitor itself, not by a step that fails later.
   Thresholds per model, chosen on the dev tasks (`config/grounded.yaml`).
@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cowp_ros.cowp.answers import MonitorVerdict
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
 from cowp_ros.methods.grounded.grounding import Grounding, fact_of, ground, plan_objects
@@ -47,15 +48,16 @@ from cowp_ros.methods.grounded.questions import (
     task_question,
     task_state_question,
     use_question,
+    warm,
 )
 from cowp_ros.methods.paper.calibration.scoring import logit
-from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
+from cowp_ros.methods.paper.monitor import PlanCheck
 from cowp_ros.methods.paper.prompts import sentence
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.formulas import literals_of
 from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning import PlanStep
-from cowp_ros.tasks.phrases import noun
+from cowp_ros.tasks.phrases import noun, object_type
 
 
 def is_release(task: PlanningTask, action: str) -> bool:
@@ -232,7 +234,9 @@ class GroundedMonitor:
     """The `Monitor` port, one grounded decision per situation (see the module docstring).
 
     `task_description` words the task in the questions ("filling a cup with water from
-    the faucet"). `decisions` keeps every decision made, in order.
+    the faucet"). `decisions` keeps every decision made, in order. `ask_all` asks every
+    question of a role's clean need whatever the first answer says (for measuring each
+    question's scores: `benchmarks/bench_grounded_thresholds.py`).
     """
 
     model: LanguageModel
@@ -240,6 +244,7 @@ class GroundedMonitor:
     thresholds: Thresholds = field(default_factory=Thresholds)
     examples: tuple[Example, ...] = EXAMPLES
     reserved: frozenset[str] = frozenset()
+    ask_all: bool = False
     decisions: list[Decision] = field(default_factory=list)
     _memo: dict[tuple[str, str | None, bool], Decision] = field(default_factory=dict)
     _needs: dict[str, tuple[Asked, ...]] = field(default_factory=dict)
@@ -262,27 +267,38 @@ class GroundedMonitor:
         verdicts: tuple[MonitorVerdict, ...] = ()
         if fresh:
             step = target or steps[0]
-            verdicts = tuple(
-                MonitorVerdict(
-                    step,
-                    situation.text,
-                    asked.question,
-                    asked.answer,
-                    suitable=not asked.reached,
-                    unclear=asked.answer.p_yes is None,
-                    score=asked.score,
-                    threshold=asked.threshold,
-                    variant=asked.kind,
-                    seconds=asked.seconds,
-                    judgement=asked.judgement,
-                    confidence=asked.confidence,
-                )
-                for asked in decision.asked
-            )
+            verdicts = tuple(_verdict(step, situation.text, asked) for asked in decision.asked)
         if target is None:
             return PlanCheck(verdicts)
         fact = fact_of(situation, grounding, task, self.reserved)
         return PlanCheck(verdicts, target, fact, reason=decision.describe())
+
+    def prepare(self, steps: Sequence[PlanStep], task: PlanningTask) -> tuple[MonitorVerdict, ...]:
+        """The `MonitorPreparation` port: the clean need of each role the plan uses, asked
+        now for the roles not known yet (when the plan is made, not when a situation
+        comes), so that a dirty object is then decided in two questions and a remark
+        about a role that dirt cannot block in one.
+
+        The same questions as a decision asks, grouped by form so that each reads only
+        its last words after the one before: first whether the task's words call each
+        role dirty, then the need of the roles they do not. The task's words are read
+        again after them (the need question's own form leaves the server's prompt cache
+        elsewhere), so that the first situation costs only its own words."""
+        roles: dict[str, PlanStep] = {}
+        for obj in plan_objects(steps):
+            step = next((s for s in steps if uses(task, s, obj)), None)
+            object_noun = noun(object_type(obj, task))
+            if step is not None and object_noun not in self._needs:
+                roles.setdefault(object_noun, step)
+        expected = {role: self._task_state(role) for role in roles}
+        needs = {role: self._need(role) for role in roles if expected[role].reached}
+        for role in roles:
+            self._needs[role] = (expected[role], *([needs[role]] if role in needs else []))
+        if roles:
+            warm(self.model, self.task_description)
+        return tuple(
+            _verdict(roles[role], "", asked) for role, asked in [*expected.items(), *needs.items()]
+        )
 
     def decide(
         self, situation: Situation, grounding: Grounding, task: PlanningTask
@@ -312,8 +328,8 @@ class GroundedMonitor:
     def _object_decision(
         self, situation: Situation, grounding: Grounding, object_noun: str
     ) -> Decision:
-        """Its use first; if still usable, dirt, and then (once per role) the clean need
-        and the task's own words about the object's dirt."""
+        """Its use first; if still usable, dirt, and then (once per role) the task's own
+        words about the object's dirt and the clean need."""
         text = situation.text
         use = self._ask(
             USE,
@@ -323,6 +339,11 @@ class GroundedMonitor:
         )
         if use.reached:
             return Decision(text, grounding, True, USE, (use,), use)
+        known = self._needs.get(object_noun)
+        if known is not None and not all(a.reached for a in known):
+            # Dirt cannot block this role (the task does not need it clean, or calls it
+            # dirty): whether the situation makes it dirty decides nothing.
+            return Decision(text, grounding, False, USE, (use,))
         state = self._ask(
             STATE,
             state_question(object_noun, self.task_description, text),
@@ -337,29 +358,41 @@ class GroundedMonitor:
             needs = self._clean_need(object_noun)
             self._needs[object_noun] = needs
             asked += needs
-        because = needs[0] if all(a.reached for a in needs) else None
+        needed = all(a.reached for a in needs)
+        because = next((a for a in needs if a.kind == NEED), None) if needed else None
         return Decision(text, grounding, because is not None, USE, asked, because)
 
     def _clean_need(self, object_noun: str) -> tuple[Asked, ...]:
-        """Does the task need the object clean (asked once per role)? Where the model
-        says so, the task's own words are asked about too: a task that calls the
-        object dirty ("putting a dirty plate into the sink") does not need it clean."""
+        """Does the task need the object clean (asked once per role)? First whether the
+        task's own words call it dirty ("putting a dirty plate into the sink": then it
+        is not needed clean, and nothing more is asked), then the clean need itself.
+
+        That order reads fewest words: the task-state question starts with the task's
+        words, as the dirt question just asked did, so the server reads only its last
+        ones; the need question has a form of its own and is read whole either way."""
+        expected = self._task_state(object_noun)
+        if not expected.reached and not self.ask_all:
+            return (expected,)
+        return (expected, self._need(object_noun))
+
+    def _task_state(self, object_noun: str) -> Asked:
+        """Do the task's own words call the object dirty? (reached: they do not)"""
+        return self._ask(
+            TASK_STATE,
+            task_state_question(object_noun, self.task_description),
+            0.0,  # the model's own word: "yes" (the task calls it dirty) is the harmless one
+            (f"the task does not call {object_noun} dirty", f"the task calls {object_noun} dirty"),
+        )
+
+    def _need(self, object_noun: str) -> Asked:
+        """Does the task need the object clean?"""
         task = self.task_description
-        need = self._ask(
+        return self._ask(
             NEED,
             need_question(object_noun, task),
             self.thresholds.need,
             (f"{task} needs {object_noun} clean", f"{task} does not need {object_noun} clean"),
         )
-        if not need.reached:
-            return (need,)
-        expected = self._ask(
-            TASK_STATE,
-            task_state_question(object_noun, task),
-            0.0,  # the model's own word: "yes" (the task calls it dirty) is the harmless one
-            (f"the task does not call {object_noun} dirty", f"the task calls {object_noun} dirty"),
-        )
-        return (need, expected)
 
     def _ask(self, kind: str, question: str, threshold: float, says: tuple[str, str]) -> Asked:
         """One question after the shared examples; its score is the log-odds of the
@@ -382,6 +415,25 @@ class GroundedMonitor:
         if grounding.subject is None:
             return steps[0]
         return next((s for s in steps if uses(task, s, grounding.subject)), None)
+
+
+def _verdict(step: PlanStep, situation: str, asked: Asked) -> MonitorVerdict:
+    """One question of the monitor as the loop records it (`situation` "" for one asked
+    when the plan was made)."""
+    return MonitorVerdict(
+        step,
+        situation,
+        asked.question,
+        asked.answer,
+        suitable=not asked.reached,
+        unclear=asked.answer.p_yes is None,
+        score=asked.score,
+        threshold=asked.threshold,
+        variant=asked.kind,
+        seconds=asked.seconds,
+        judgement=asked.judgement,
+        confidence=asked.confidence,
+    )
 
 
 def decisions_text(decisions: Sequence[Decision]) -> list[str]:
