@@ -339,8 +339,8 @@ class GroundedMonitor:
         )
         if use.reached:
             return Decision(text, grounding, True, USE, (use,), use)
-        known = self._needs.get(object_noun)
-        if known is not None and not all(a.reached for a in known):
+        needs = self._needs.get(object_noun)
+        if needs is not None and not _needed_clean(needs):
             # Dirt cannot block this role (the task does not need it clean, or calls it
             # dirty): whether the situation makes it dirty decides nothing.
             return Decision(text, grounding, False, USE, (use,))
@@ -353,12 +353,11 @@ class GroundedMonitor:
         if not state.reached:
             return Decision(text, grounding, False, USE, (use, state))
         asked: tuple[Asked, ...] = (use, state)
-        needs = self._needs.get(object_noun)
         if needs is None:
             needs = self._clean_need(object_noun)
             self._needs[object_noun] = needs
             asked += needs
-        needed = all(a.reached for a in needs)
+        needed = _needed_clean(needs)
         because = next((a for a in needs if a.kind == NEED), None) if needed else None
         return Decision(text, grounding, because is not None, USE, asked, because)
 
@@ -415,6 +414,12 @@ class GroundedMonitor:
         if grounding.subject is None:
             return steps[0]
         return next((s for s in steps if uses(task, s, grounding.subject)), None)
+
+
+def _needed_clean(needs: Sequence[Asked]) -> bool:
+    """A role's need questions say the task needs it clean: every one points that way
+    (the task's words do not call it dirty, and the need is reached)."""
+    return all(a.reached for a in needs)
 
 
 def _verdict(step: PlanStep, situation: str, asked: Asked) -> MonitorVerdict:
