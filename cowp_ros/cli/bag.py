@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
 from pathlib import Path
 
@@ -82,12 +83,25 @@ def run_replay(args: argparse.Namespace) -> int:
         raise CowpError(f"no bag at {args.bag}")
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    count = replay_live(
+    report = replay_live(
         args.bag,
         topics=args.topics,
         rate=args.rate,
         subscriber_timeout_s=args.wait_subscribers,
         stop=stop,
     )
-    print(f"published {count} message(s) from {args.bag}")
+    print(f"published {report.published} message(s) from {args.bag}")
+    if report.unheard:
+        print(
+            f"no subscriber within {args.wait_subscribers:g} s (published to nobody): "
+            + ", ".join(report.unheard)
+        )
+    if report.unacknowledged:
+        print(
+            "not every message was acknowledged by the subscribers of "
+            + ", ".join(report.unacknowledged)
+            + ": they may have missed some (is a subscriber stalled?)",
+            file=sys.stderr,
+        )
+        return 1
     return 0

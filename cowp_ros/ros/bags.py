@@ -178,6 +178,24 @@ def wait_for_subscribers(node: Node, publishers: Iterable[Any], timeout_s: float
     return not pending
 
 
+@dataclass(frozen=True)
+class ReplayReport:
+    """What a replay sent, and where it may not have arrived.
+
+    `unheard` are topics that still had no subscriber when publishing began, so their
+    messages went to nobody; `unacknowledged` are topics whose subscribers had not
+    acknowledged every message when the replay stopped waiting (reliable topics only).
+    """
+
+    published: int
+    unheard: tuple[str, ...] = ()
+    unacknowledged: tuple[str, ...] = ()
+
+    @property
+    def delivered(self) -> bool:
+        return not self.unheard and not self.unacknowledged
+
+
 def replay_bag(
     node: Node,
     path: Path,
@@ -186,14 +204,20 @@ def replay_bag(
     qos_depth: int = 10,
     subscriber_timeout_s: float = 0.0,
     stop: threading.Event | None = None,
-) -> int:
+    ack_timeout_s: float = 10.0,
+) -> ReplayReport:
     """Publish the bag's raw messages on their topics, keeping their spacing / `rate`.
 
     With `subscriber_timeout_s` > 0 it first waits (up to that long) until each topic
-    has a subscriber, so nothing is lost to discovery. Returns the number published.
+    has a subscriber, so nothing is lost to discovery. After the last message it waits
+    (up to `ack_timeout_s`) until the subscribers have acknowledged everything: a
+    subscriber that discovered the replay's publisher late fetches the messages only
+    then, and a publisher destroyed before that would take them with it.
     """
     if rate <= 0:
         raise CowpError(f"replay rate must be positive, got {rate}")
+    from rclpy.duration import Duration
+
     records = list(read_bag(path, topics))
     publishers: dict[str, Any] = {}
     for record in records:
@@ -203,6 +227,7 @@ def replay_bag(
             )
     if subscriber_timeout_s > 0:
         wait_for_subscribers(node, publishers.values(), subscriber_timeout_s)
+    unheard = tuple(t for t, p in publishers.items() if p.get_subscription_count() == 0)
     start_wall = time.monotonic()
     first_stamp = records[0].timestamp_ns if records else 0
     published = 0
@@ -215,7 +240,16 @@ def replay_bag(
             time.sleep(delay)
         publishers[record.topic].publish(record.rawdata)
         published += 1
-    return published
+    deadline = time.monotonic() + ack_timeout_s
+    unacknowledged = tuple(
+        topic
+        for topic, publisher in publishers.items()
+        if topic not in unheard
+        and not publisher.wait_for_all_acked(
+            Duration(nanoseconds=int(max(0.0, deadline - time.monotonic()) * 1e9))
+        )
+    )
+    return ReplayReport(published, unheard, unacknowledged)
 
 
 class BagRecorder:
@@ -365,8 +399,8 @@ def replay_live(
     rate: float,
     subscriber_timeout_s: float,
     stop: threading.Event,
-) -> int:
-    """Publish a bag's messages into the live graph; returns how many were published."""
+) -> ReplayReport:
+    """Publish a bag's messages into the live graph; says what was sent and what may be lost."""
     import rclpy
     from rclpy.node import Node
 

@@ -55,6 +55,7 @@ def test_replayed_situations_reach_the_task_manager(
         )
         assert replay.returncode == 0, replay.stdout + replay.stderr
         assert "published 2 message(s)" in replay.stdout
+        assert "nobody" not in replay.stdout
         while not client.is_task_complete():
             pass
         result = client.get_result()

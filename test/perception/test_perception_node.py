@@ -147,7 +147,8 @@ def test_replayed_real_images_give_detections_and_situations(
         assert listener.wait_until_connected(timeout_s=60.0), "node never came up"
         assert detector_process.poll() is None
         sent = replay_bag(listener.node, real_image_bag, subscriber_timeout_s=30.0)
-        assert sent == 3 * FRAMES_PER_PHASE
+        assert sent.published == 3 * FRAMES_PER_PHASE
+        assert sent.delivered, sent
         # The newest frame is never dropped, so its detections mark the end of the stream.
         last_stamp_ns = list(read_bag(real_image_bag))[-1].timestamp_ns
         deadline = time.monotonic() + 20.0
