@@ -17,10 +17,12 @@ and every answer is asked anew (no answer cache), so the times are the model's o
   sum of the monitor questions' `seconds` in the run's report, from the situation to the
   first stand-in question (stand-in questions are not part of deciding); the questions
   asked when the plan was made are printed apart (`asked_ahead`).
-- **commonsense node**: the node started once (it warms the prefix when it starts); each
-  item is one CheckPlan call from a client, its wall time measured by the client (the
-  model's time and ROS's; the model's part, as the node reports it in `model_seconds`,
-  is kept beside it). The node's decision is per request, so nothing carries over.
+- **commonsense node**: the node started once (it warms the prefix when it starts); it
+  is sent each task's plan first, with no situation, as the task manager does once it
+  has planned (the node asks what the plan's objects will need and keeps the answers
+  for its life; printed apart, as `asked_ahead`). Each item is then one CheckPlan call
+  from a client, its wall time measured by the client (the model's time and ROS's; the
+  model's part, as the node reports it in `model_seconds`, is kept beside it).
 
 Printed per source: items, the share decided without a question, and p50 / p95 / max
 seconds for harmless and blocking decisions apart. The machine's load and the server's
@@ -234,16 +236,17 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
             _call(executor, client, warm)  # the node has read its prefix once this returns
             plans: dict[str, list[Any]] = {}
             for item in items:
+                one = Timed(item.task, item.text, item.action, "commonsense node")
                 if item.task not in plans:  # the closed-world plan, once per task
                     plan = make_planner("pyperplan").solve(get_task(item.task).load(), 60)
                     plans[item.task] = list(plan.steps)
+                    one.ahead, one.ahead_seconds = _send_plan(executor, client, item.task, plan)
                 steps = plans[item.task]
                 actions = [base_action_name(s.action) for s in steps]
                 rest = steps[actions.index(item.action) :]
                 request = CheckPlan.Request(
                     task=item.task, steps=steps_to_msgs(rest), situation=item.text
                 )
-                one = Timed(item.task, item.text, item.action, "commonsense node")
                 started = time.monotonic()
                 response = _call(executor, client, request)
                 one.seconds = time.monotonic() - started
@@ -265,6 +268,24 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
             node.destroy_node()
             rclpy.shutdown(context=context)
     return timed
+
+
+def _send_plan(executor: Any, client: Any, task: str, plan: Any) -> tuple[int, float]:
+    """(questions, seconds): the plan sent with no situation, as the task manager does."""
+    from cowp_interfaces.srv import CheckPlan
+    from cowp_ros.ros.conversions import steps_to_msgs
+
+    started = time.monotonic()
+    response = _call(
+        executor, client, CheckPlan.Request(task=task, steps=steps_to_msgs(plan.steps))
+    )
+    seconds = time.monotonic() - started
+    if response is None or not response.success:
+        raise SystemExit(f"the node did not take {task}'s plan: {response and response.message}")
+    print(
+        f"node  plan of {task}: {len(response.questions)} q ahead, {seconds:.2f} s", file=sys.stderr
+    )
+    return len(response.questions), seconds
 
 
 def _call(executor: Any, client: Any, request: Any) -> Any:

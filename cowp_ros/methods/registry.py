@@ -59,6 +59,12 @@ class ReasonerContext:
     `threshold` and `calibration` belong to the paper's monitor (the P(yes) fallback
     for an unclear answer, and the calibrated decision: "auto" reads the model's entry
     in `config/monitor_calibration.yaml`); other methods may ignore them.
+
+    `kept` is where reasoners keep answers that hold beyond one set of reasoners (they
+    depend only on the model and the task's words, e.g. what a role needs): the
+    commonsense node, which builds reasoners per request, passes one mapping for its
+    whole life; in one process, one loop's reasoners get a fresh one. A method keys its
+    entries by its own name.
     """
 
     task: PlanningTask
@@ -67,6 +73,7 @@ class ReasonerContext:
     model_name: str
     threshold: float = 0.5
     calibration: MonitorCalibration | Literal["auto"] | None = "auto"
+    kept: dict[str, object] = field(default_factory=dict)
 
     @property
     def reserved(self) -> frozenset[str]:

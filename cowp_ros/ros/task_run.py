@@ -154,7 +154,10 @@ class TaskRun:
         # The method's per-model settings follow the model that answers.
         model_name = peer.model if peer is not None else ""
         ports = Reasoners(monitor=commonsense, facts=commonsense, acquirer=commonsense)
-        settings = CowpSettings(planner_timeout_s=self.node.params["planner_timeout_s"])
+        settings = CowpSettings(
+            planner_timeout_s=self.node.params["planner_timeout_s"],
+            prepare_monitor=bool(self.node.params["prepare_monitor"]),
+        )
         return method.loop(
             LoopParts(
                 task=task,
@@ -223,6 +226,7 @@ class TaskRun:
             "seconds": round(seconds, 3),
             "executed_steps": [f"({' '.join([s.action, *s.arguments])})" for s in self.executed],
             "handled_situations": self.handled,
+            "asked_ahead": [v.question for c in commonsense for v in c.asked_ahead],
             "situations_dropped": dict(self.node.inbox.dropped),
             "timing": self.clock.to_dict(),
             "requests": {

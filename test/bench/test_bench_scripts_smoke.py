@@ -108,6 +108,8 @@ def test_bench_decision_time(tmp_path: Path) -> None:
     assert {t["source"] for t in timed} == {"cowp run", "commonsense node"}
     assert all(not t["error"] for t in timed)
     assert any(t["questions"] >= 1 for t in timed)
+    # Both were given their plan first and asked what its objects need.
+    assert {t["source"] for t in timed if t["ahead"]} == {"cowp run", "commonsense node"}
 
 
 def test_bench_grounded_figures(tmp_path: Path) -> None:

@@ -61,5 +61,6 @@ def test_replayed_situations_reach_the_task_manager(
         result = client.get_result()
     finally:
         client.close()
-    assert result.handled_situations == ["the cup is dirty", "the fridge is white"]
+    said = f"{result.outcome}: {result.explanation}; done: {result.executed_steps}; {replay.stdout}"
+    assert result.handled_situations == ["the cup is dirty", "the fridge is white"], said
     assert result.outcome in {Outcome.COMPLETED, Outcome.NO_SOLUTION}

@@ -70,14 +70,19 @@ def test_serve_water_runs_to_an_outcome_with_report_and_feedback(
     report = read_report(result.report_path)  # the same reader as cowp run's reports
     assert report.outcome == result.outcome.value
     monitor = report.events_of("monitor")
-    # the default reasoner (grounded): the cup's use in the task first, then its functions
+    # the default reasoner (grounded): the node was asked, once the plan was made, what
+    # the plan's objects will need (answered before the situation's own questions, which
+    # the node takes after it), so the dirty cup is asked about itself only: its use in
+    # the task first, then its functions
+    ahead = report.sections["graph"]["asked_ahead"]
+    assert ahead and all(q.endswith((" dirty?", " clean?")) for q in ahead)
     assert monitor and "Can the robot still use the cup for the task?" in monitor[0]["text"]
     assert "The cup is dirty." in monitor[0]["text"]
     assert all("the cup" in e["text"] for e in monitor)
     assert report.sections["graph"]["timing"]["monitor"]["calls"] >= 1
     # the model that answered the commonsense node, and what it spent
     assert report.model and report.model != "remote"
-    assert report.usage["calls"] + report.usage["cache_hits"] >= len(monitor)
+    assert report.usage["calls"] + report.usage["cache_hits"] >= len(monitor) + len(ahead)
     # every executor call is timed: the steps done, and any the robot failed and retried
     steps = report.events_of("step")
     assert sum(e["ok"] for e in steps) == len(result.executed_steps)

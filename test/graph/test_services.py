@@ -220,3 +220,44 @@ def test_commonsense_reads_the_grounded_prefix_ahead_at_start_and_after_stand_in
             WARM_QUESTION,
             f"Task: serving a cup of water to a person at the table. {WARM_QUESTION}",
         ]
+
+
+def test_commonsense_grounded_asks_a_new_plans_needs_once_and_keeps_them(
+    start_graph, probe: Probe
+) -> None:
+    from cowp_ros.chaos.answers import SensibleModel
+    from cowp_ros.chaos.server import ScriptedLLMServer
+    from cowp_ros.methods.grounded.situation_monitor import NEED, STATE, TASK_STATE, USE
+
+    steps = [
+        PlanStep(action="walk_to", arguments=["faucet_1"]),
+        PlanStep(action="fill_water", arguments=["cup_1", "faucet_1"]),
+    ]
+    with ScriptedLLMServer(SensibleModel()) as server:
+        start_graph(
+            partial_profile(
+                ["commonsense"],
+                [
+                    f"commonsense.llm_url={server.url}",
+                    "commonsense.llm_model=scripted",
+                    "commonsense.method=grounded",
+                    "commonsense.answer_cache=false",
+                ],
+            )
+        )
+        plan = CheckPlan.Request(task="serve_water", steps=steps)  # no situation: a new plan
+        ahead = call(probe, CheckPlan, "/cowp/check_plan", plan)
+        assert ahead.success, ahead.message
+        assert ahead.feasible and ahead.failing_step == -1 and not ahead.predicate
+        # Each role the plan uses, at its first step: the faucet (walked to), the cup.
+        assert list(ahead.variants).count(TASK_STATE) == 2
+        assert set(ahead.variants) <= {TASK_STATE, NEED} and set(ahead.question_steps) == {0, 1}
+        assert ahead.model_calls == len(ahead.questions)
+        # Kept for the node's life: the same plan again asks nothing ...
+        again = call(probe, CheckPlan, "/cowp/check_plan", plan)
+        assert again.success and list(again.questions) == [] and again.model_calls == 0
+        # ... and a situation about the cup asks only its own questions.
+        plan.situation = "the cup has a sticker on its side"
+        check = call(probe, CheckPlan, "/cowp/check_plan", plan)
+        assert check.success, check.message
+        assert check.questions and set(check.variants) <= {USE, STATE}

@@ -25,6 +25,7 @@ from cowp_ros.methods.grounded.situation_monitor import (
     TASK_STATE,
     USE,
     GroundedMonitor,
+    RoleNeeds,
     Thresholds,
     is_release,
 )
@@ -412,6 +413,22 @@ def test_the_plan_roles_clean_needs_are_asked_when_the_plan_is_made(fill) -> Non
     check = monitor.check(FILL_PLAN, Situation("the table is sticky"), task, used(FILL_PLAN))
     assert check.blocked is None and [v.variant for v in check.verdicts] == [USE]
     assert model.usage.calls == 6 + 2 + 1
+
+
+def test_role_needs_kept_for_another_monitor_hold_only_for_the_same_task_words(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(yes_no=[*NEEDS, (r"dirty\?$", True)], default_yes_no=True)
+    kept: RoleNeeds = {}
+    first = GroundedMonitor(model, "filling a cup with water", Thresholds(use=0.0), needs=kept)
+    assert len(first.prepare(FILL_PLAN, task)) == 6
+    # The next request's monitor (the commonsense node builds one per request) asks none.
+    again = GroundedMonitor(model, "filling a cup with water", Thresholds(use=0.0), needs=kept)
+    assert again.prepare(FILL_PLAN, task) == () and model.usage.calls == 6
+    check = again.check(FILL_PLAN, Situation("the table is sticky"), task, used(FILL_PLAN))
+    assert [v.variant for v in check.verdicts] == [USE] and model.usage.calls == 7
+    # Other words for the task may need other things: asked anew.
+    other = GroundedMonitor(model, "wiping the table", Thresholds(use=0.0), needs=kept)
+    assert [v.variant for v in other.prepare(FILL_PLAN, task)][:3] == [TASK_STATE] * 3
 
 
 def test_a_role_the_tasks_words_call_dirty_is_prepared_without_its_need(fill) -> None:

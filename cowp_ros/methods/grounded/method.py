@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from typing import cast
 
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
@@ -34,7 +35,7 @@ from cowp_ros.methods.grounded import questions
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.grounding import GroundedFacts
 from cowp_ros.methods.grounded.settings import GroundedSettings, shared_embedder
-from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, Thresholds
+from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, RoleNeeds, Thresholds
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.methods.registry import (
     LoopParts,
@@ -51,12 +52,15 @@ from cowp_ros.planning import Planner
 from cowp_ros.planning.tidy import TidyPlanner
 from cowp_ros.tasks import TaskSpec
 
+GROUNDED_NAME = "grounded"
+
 
 def grounded_reasoners(
     model: LanguageModel, context: ReasonerContext, settings: GroundedSettings | None = None
 ) -> Reasoners:
     """The grounded monitor and facts, and the acquirer's questions, over `model`."""
     settings = settings or GroundedSettings.for_model(context.model_name)
+    needs = cast(RoleNeeds, context.kept.setdefault(f"{GROUNDED_NAME}.role_needs", {}))
     return Reasoners(
         monitor=GroundedMonitor(
             model,
@@ -68,6 +72,7 @@ def grounded_reasoners(
                 need=settings.need_threshold,
             ),
             reserved=context.reserved,
+            needs=needs,
         ),
         facts=GroundedFacts(context.reserved),
         acquirer=KnowledgeAcquirer(
@@ -111,7 +116,7 @@ def grounded_trace(loop: OpenWorldPlanner) -> list[str]:
 
 GROUNDED = register(
     MethodEntry(
-        name="grounded",
+        name=GROUNDED_NAME,
         label="Grounded (ours)",
         summary="grounded COWP: one decision per situation, a frugal acquirer, tidy plans",
         reasoners=grounded_reasoners,

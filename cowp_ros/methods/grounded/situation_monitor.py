@@ -146,6 +146,11 @@ class Asked:
         }
 
 
+RoleNeeds = dict[tuple[str, str], tuple[Asked, ...]]
+"""What each role needs, asked once: (the task's words, the role's noun) -> the task-state
+question and, where asked, the need question (`_clean_need`)."""
+
+
 @dataclass
 class Decision:
     """One situation's verdict and how it was reached (for the report and the bench).
@@ -236,7 +241,10 @@ class GroundedMonitor:
     `task_description` words the task in the questions ("filling a cup with water from
     the faucet"). `decisions` keeps every decision made, in order. `ask_all` asks every
     question of a role's clean need whatever the first answer says (for measuring each
-    question's scores: `benchmarks/bench_grounded_thresholds.py`).
+    question's scores: `benchmarks/bench_grounded_thresholds.py`). `needs` holds what
+    each role needs, keyed by the task's words and the role; a caller that keeps one
+    monitor's answers for the next (the commonsense node, one monitor per request)
+    passes the same `RoleNeeds` to each.
     """
 
     model: LanguageModel
@@ -246,8 +254,8 @@ class GroundedMonitor:
     reserved: frozenset[str] = frozenset()
     ask_all: bool = False
     decisions: list[Decision] = field(default_factory=list)
+    needs: RoleNeeds = field(default_factory=dict)
     _memo: dict[tuple[str, str | None, bool], Decision] = field(default_factory=dict)
-    _needs: dict[str, tuple[Asked, ...]] = field(default_factory=dict)
 
     def check(
         self,
@@ -288,12 +296,12 @@ class GroundedMonitor:
         for obj in plan_objects(steps):
             step = next((s for s in steps if uses(task, s, obj)), None)
             object_noun = noun(object_type(obj, task))
-            if step is not None and object_noun not in self._needs:
+            if step is not None and self._known_needs(object_noun) is None:
                 roles.setdefault(object_noun, step)
         expected = {role: self._task_state(role) for role in roles}
         needs = {role: self._need(role) for role in roles if expected[role].reached}
         for role in roles:
-            self._needs[role] = (expected[role], *([needs[role]] if role in needs else []))
+            self._keep_needs(role, (expected[role], *([needs[role]] if role in needs else [])))
         if roles:
             warm(self.model, self.task_description)
         return tuple(
@@ -339,7 +347,7 @@ class GroundedMonitor:
         )
         if use.reached:
             return Decision(text, grounding, True, USE, (use,), use)
-        needs = self._needs.get(object_noun)
+        needs = self._known_needs(object_noun)
         if needs is not None and not _needed_clean(needs):
             # Dirt cannot block this role (the task does not need it clean, or calls it
             # dirty): whether the situation makes it dirty decides nothing.
@@ -355,11 +363,17 @@ class GroundedMonitor:
         asked: tuple[Asked, ...] = (use, state)
         if needs is None:
             needs = self._clean_need(object_noun)
-            self._needs[object_noun] = needs
+            self._keep_needs(object_noun, needs)
             asked += needs
         needed = _needed_clean(needs)
         because = next((a for a in needs if a.kind == NEED), None) if needed else None
         return Decision(text, grounding, because is not None, USE, asked, because)
+
+    def _known_needs(self, object_noun: str) -> tuple[Asked, ...] | None:
+        return self.needs.get((self.task_description, object_noun))
+
+    def _keep_needs(self, object_noun: str, asked: tuple[Asked, ...]) -> None:
+        self.needs[(self.task_description, object_noun)] = asked
 
     def _clean_need(self, object_noun: str) -> tuple[Asked, ...]:
         """Does the task need the object clean (asked once per role)? First whether the

@@ -11,11 +11,13 @@ comes back in the same answer when a step is blocked. Verdicts are remembered fo
 run, so a situation re-checked after a replan asks the node only about steps it has not
 judged yet (a flood of repeated situations costs no questions). Every call has a
 deadline, notices a node that died mid-call, and ends at once when the run is
-cancelled.
+cancelled. A new plan is sent once with no situation, without waiting (`prepare`), so
+that a method that asks what the plan's objects need does so while the robot moves.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -91,6 +93,9 @@ class CommonsenseClient:
         """The model that answered, as the node names it ("" until it answered)."""
         self.usage = Usage()
         """What the node's model spent on this client's requests."""
+        self.asked_ahead: list[MonitorVerdict] = []
+        """The questions the node asked when given the plan (`prepare`), once answered."""
+        self._lock = threading.Lock()  # usage also grows from the executor's thread
         self._judged: dict[tuple[PlanStep, str], _Judged] = {}
         self._facts: dict[str, SituationFact] = {}
 
@@ -110,8 +115,9 @@ class CommonsenseClient:
         if self.clock is not None:
             self.clock.add("monitor" if phase == "check" else phase, time.monotonic() - started)
         model, usage = usage_from_response(response)
-        self.model_name = model or self.model_name
-        self.usage.add(usage)
+        with self._lock:
+            self.model_name = model or self.model_name
+            self.usage.add(usage)
         if not response.success:
             raise CowpError(f"the {what} failed: {response.message}")
         return response
@@ -156,6 +162,35 @@ class CommonsenseClient:
                     tuple(verdicts), step, self._facts.get(situation.text), judged.reason
                 )
         return PlanCheck(tuple(verdicts))
+
+    def prepare(self, steps: Sequence[PlanStep], task: PlanningTask) -> tuple[MonitorVerdict, ...]:
+        """`MonitorPreparation`: a new plan, sent with no situation, without waiting. The
+        node's method asks what the plan's objects will need, if it can, and keeps the
+        answers; meanwhile the robot starts its first step, and a situation that comes
+        first waits for the node to finish. What it asked is kept in `asked_ahead` (for
+        the run's report) when the answer comes; none is returned here."""
+        if not steps:
+            return ()
+        asked = list(steps)
+        nothing = Situation("")
+        request = check_request(self._context(task), asked, nothing)
+        self.calls["check"] += 1
+        future = self.check_client.call_async(request)
+
+        def prepared(done: Any) -> None:
+            response = done.result() if done.exception() is None else None
+            if response is None or not response.success:
+                why = response.message if response is not None else str(done.exception())
+                self.node.get_logger().warning(f"asking the plan's needs ahead failed: {why}")
+                return
+            model, usage = usage_from_response(response)
+            with self._lock:
+                self.model_name = model or self.model_name
+                self.usage.add(usage)
+                self.asked_ahead.extend(plan_check_from_response(response, asked, nothing).verdicts)
+
+        future.add_done_callback(prepared)
+        return ()
 
     def _remember(self, asked: Sequence[PlanStep], situation: Situation, fresh: PlanCheck) -> None:
         """Each step the node's decision judged: up to the blocked one, else all."""

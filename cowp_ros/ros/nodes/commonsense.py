@@ -30,6 +30,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
+from cowp_ros.cowp.ports import MonitorPreparation
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
 from cowp_ros.llm.language_model import LanguageModel
@@ -37,7 +38,7 @@ from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.methods.paper.acquirer import CandidateAssessment
 from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.methods.paper.monitor import PlanCheck
+from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.methods.registry import ReasonerContext, Reasoners, get_method
 from cowp_ros.ros.clients.peer_method import METHOD_PARAMETER, MODEL_PARAMETER, method_param
 from cowp_ros.ros.conversions import (
@@ -121,6 +122,7 @@ class CommonsenseNode(Node):
         )
         self._lock = threading.Lock()
         self._description = ""  # the last request's task, whose words the prefix ends with
+        self._kept: dict[str, object] = {}  # the method's answers kept between requests
         group = MutuallyExclusiveCallbackGroup()
         self.create_service(CheckPlan, CHECK_PLAN_SERVICE, self.on_check_plan, callback_group=group)
         self.create_service(
@@ -251,18 +253,27 @@ class CommonsenseNode(Node):
                 self.model.name,
                 threshold=self.threshold,
                 calibration=self.calibration,
+                kept=self._kept,
             ),
         )
 
     def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
         """The method's decision about the steps, with the situation as a fact when it
-        blocks one (with no steps: only the fact)."""
+        blocks one (with no steps: only the fact). With steps and no situation, a new
+        plan: a method that can asks ahead what its objects will need
+        (`MonitorPreparation`), and keeps the answers for the situations to come."""
         check_check_plan(request)
         context = task_context_from_request(request)
         self._description = context.description
         steps = steps_from_msgs(request.steps)
         situation = situation_from_check_request(request)
         reasoners = self._reasoners(self._budgeted(), context)
+        if steps and not situation.text:
+            asked: tuple[MonitorVerdict, ...] = ()
+            if isinstance(reasoners.monitor, MonitorPreparation):
+                asked = reasoners.monitor.prepare(steps, context.task)
+            put_plan_check(response, PlanCheck(asked), steps)
+            return
         focus = list(request.focus_objects)
         check = PlanCheck()
         if steps:

@@ -71,6 +71,13 @@ PARAMETERS = (
         "",
         "where each run's JSON report is written ('' = $COWP_REPORTS_DIR, else build/reports)",
     ),
+    Param(
+        "prepare_monitor",
+        True,
+        "once a plan is made, the commonsense node is asked, without waiting, to find out "
+        "what its objects will need (once per role and task for the node's life), so that "
+        "a situation then costs only its own questions",
+    ),
     Param("planner_timeout_s", 60.0, "one planning call", positive),
     Param("commonsense_timeout_s", 600.0, "one monitor or acquirer request", positive),
     Param("step_timeout_s", 300.0, "one executed step", positive),
