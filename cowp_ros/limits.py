@@ -47,6 +47,10 @@ MAX_NAMES = 256
 """Names (objects, actions, focus objects) in one commonsense request."""
 MAX_SITUATION_TEXT = 2000
 """A situation's text in a request (longer ones are refused, not cut)."""
+MAX_KEPT_ROLES = 512
+"""Roles whose needs a method keeps between requests (per task's words and role; a
+shipped task has two to five): past it the oldest is forgotten, so that peers sending
+ever new task words cannot grow the commonsense node without end."""
 
 
 class LimitError(CowpError):

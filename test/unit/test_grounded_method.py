@@ -34,7 +34,7 @@ from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.planning.tidy import TidyPlanner, replay, tidy
 from cowp_ros.tasks import TaskSpec, get_task
-from cowp_ros.tasks.phrases import ActionPhrases
+from cowp_ros.tasks.phrases import ActionPhrases, noun, object_type
 
 FILL_PLAN = [
     PlanStep("find_faucet", ("faucet_1",)),
@@ -429,6 +429,24 @@ def test_role_needs_kept_for_another_monitor_hold_only_for_the_same_task_words(f
     # Other words for the task may need other things: asked anew.
     other = GroundedMonitor(model, "wiping the table", Thresholds(use=0.0), needs=kept)
     assert [v.variant for v in other.prepare(FILL_PLAN, task)][:3] == [TASK_STATE] * 3
+
+
+def test_kept_role_needs_forget_the_oldest_past_their_bound(
+    fill, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cowp_ros.methods.grounded import situation_monitor
+
+    _, task = fill
+    monkeypatch.setattr(situation_monitor, "MAX_KEPT_ROLES", 2)
+    kept: RoleNeeds = {}
+    model = ScriptedModel(yes_no=NEEDS, default_yes_no=True)
+    monitor = GroundedMonitor(model, "filling", needs=kept)
+    first = monitor.prepare(FILL_PLAN, task)
+    assert len(first) == 6 and len(kept) == 2  # three roles asked, two kept
+    role = noun(object_type(first[0].step.args[0], task))
+    again = monitor.prepare(FILL_PLAN, task)  # the first role forgotten, asked again
+    assert {noun(object_type(v.step.args[0], task)) for v in again} == {role}
+    assert len(again) == 2 and len(kept) == 2
 
 
 def test_a_role_the_tasks_words_call_dirty_is_prepared_without_its_need(fill) -> None:

@@ -39,6 +39,7 @@ from typing import Any
 
 from cowp_ros.cowp.answers import MonitorVerdict
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.limits import MAX_KEPT_ROLES
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
 from cowp_ros.methods.grounded.grounding import Grounding, fact_of, ground, plan_objects
 from cowp_ros.methods.grounded.questions import (
@@ -373,6 +374,9 @@ class GroundedMonitor:
         return self.needs.get((self.task_description, object_noun))
 
     def _keep_needs(self, object_noun: str, asked: tuple[Asked, ...]) -> None:
+        """Kept by the task's words and the role; the oldest forgotten past the bound."""
+        while len(self.needs) >= MAX_KEPT_ROLES:
+            del self.needs[next(iter(self.needs))]
         self.needs[(self.task_description, object_noun)] = asked
 
     def _clean_need(self, object_noun: str) -> tuple[Asked, ...]:
