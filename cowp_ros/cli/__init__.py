@@ -4,17 +4,25 @@ Each subcommand lives in its own module of this package and exposes
 `register(subparsers)`, which adds its parser and sets `func` (a callable taking the
 parsed arguments and returning an exit code). Modules are discovered, so a new
 subcommand is a new file and nothing else changes.
+
+Only the module of the command given is imported: which module adds which command is
+read from their sources (`subparsers.add_parser("name", ...)`), since importing them all
+(the benchmark, the model client, numpy) costs a second or two that `cowp replay` or
+`cowp task send` would wait for. Help, an unknown command, or a module whose commands
+cannot be read that way imports them all.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import importlib
 import pkgutil
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from cowp_ros import __version__
@@ -23,7 +31,9 @@ from cowp_ros.errors import CowpError, Terminated
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
-def _parser_with_stop_signals_for_this_thread() -> argparse.ArgumentParser:
+def _parser_with_stop_signals_for_this_thread(
+    argv: Sequence[str] | None = None,
+) -> argparse.ArgumentParser:
     """`build_parser()` with Ctrl-C and SIGTERM blocked while the subcommands import.
 
     Libraries start helper threads as they import (numpy's BLAS pool), and a thread
@@ -34,27 +44,57 @@ def _parser_with_stop_signals_for_this_thread() -> argparse.ArgumentParser:
     """
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     try:
-        return build_parser()
+        return build_parser(argv)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every discovered subcommand registered."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with the subcommands registered: the one `argv` names (and
+    any module whose commands its source does not say), else every discovered one."""
     parser = argparse.ArgumentParser(
         prog="cowp",
         description="Open-world task planning (COWP) for a ROS 2 mobile manipulator.",
     )
     parser.add_argument("--version", action="version", version=f"cowp_ros {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
+    modules = {
+        info.name: commands_in(Path(__path__[0]) / f"{info.name}.py")
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
+        if not info.name.startswith("_")
+    }
+    wanted = argv[0] if argv and not argv[0].startswith("-") else None
+    if wanted is not None and not any(wanted in commands for commands in modules.values()):
+        wanted = None  # argparse's error then lists every command
+    for name, commands in modules.items():
+        if wanted is not None and commands and wanted not in commands:
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+        module = importlib.import_module(f"{__name__}.{name}")
         register = getattr(module, "register", None)
         if callable(register):
             register(subparsers)
     return parser
+
+
+def commands_in(source: Path) -> frozenset[str]:
+    """The commands a subcommand module adds, read from its source without importing it:
+    the names in its `subparsers.add_parser("name", ...)` calls (none when unreadable)."""
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_parser"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "subparsers"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
 
 
 def _terminate(signum: int, frame: Any) -> None:
@@ -68,9 +108,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     stopped, temporary folders removed and reports written; the exit code is 143.
     """
     try:
-        # imports every subcommand: seconds on a busy machine
-        parser = _parser_with_stop_signals_for_this_thread()
-        args = parser.parse_args(argv)
+        # imports the command's module (every one for help): seconds on a busy machine
+        given = list(sys.argv[1:] if argv is None else argv)
+        parser = _parser_with_stop_signals_for_this_thread(given)
+        args = parser.parse_args(given)
     except KeyboardInterrupt:
         print("cowp: interrupted", file=sys.stderr)
         return 130

@@ -232,7 +232,7 @@ def test_ctrl_c_while_the_commands_load_is_not_a_traceback(
     seconds on a busy machine) ended in a KeyboardInterrupt traceback."""
     import cowp_ros.cli as cli
 
-    def interrupted() -> None:
+    def interrupted(argv: object = None) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
@@ -288,3 +288,44 @@ def test_ctrl_c_while_the_model_answers_ends_within_a_second(tmp_path: Path) -> 
     assert "cowp run: interrupted" in err and "Traceback" not in err
     assert strict(report)["outcome"] == "interrupted"
     assert seconds < 1.0
+
+
+def test_each_command_imports_only_its_own_module() -> None:
+    """The commands each module's source names are the ones it registers, and a command
+    loads no other command's module (the benchmark's, the model client's)."""
+    import subprocess
+    import sys
+
+    import cowp_ros.cli as cli
+
+    full = cli.build_parser()
+    choices = next(a for a in full._actions if a.dest == "command").choices
+    assert choices is not None
+    folder = Path(cli.__file__).parent
+    named = {
+        f.stem: cli.commands_in(f)
+        for f in sorted(folder.glob("*.py"))
+        if not f.stem.startswith("_")
+    }
+    assert set().union(*named.values()) == set(choices)
+    assert all(named.values())  # every module's commands are read, none imported blindly
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from cowp_ros.cli import build_parser; build_parser(['replay', 'x']); "
+            "print(sorted(m for m in sys.modules if m.startswith('cowp_ros.cli.')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "['cowp_ros.cli.bag']"
+    # An unknown command still hears of every command there is.
+    wrong = subprocess.run(
+        [sys.executable, "-c", "from cowp_ros.cli import main; main(['replya'])"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert wrong.returncode == 2 and "replay" in wrong.stderr and "bench" in wrong.stderr
