@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -43,15 +43,8 @@ def bag(tmp_path: Path, topic: str) -> Path:
 
 
 @pytest.fixture
-def replayer() -> Iterator[Node]:
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = Node("bag_replayer", context=context)
-    try:
-        yield node
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
+def replayer(lone_node: Callable[[str], Node]) -> Node:
+    return lone_node("bag_replayer")
 
 
 def test_every_message_reaches_the_subscriber(bag: Path, topic: str) -> None:

@@ -4,10 +4,9 @@ the answer: a run canceled while a node it calls is still starting stops at once
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 
 import pytest
-import rclpy
 from rcl_interfaces.srv import GetParameters
 from rclpy.node import Node
 
@@ -21,15 +20,8 @@ NOBODY = "/nobody_serves_this/get_parameters"
 
 
 @pytest.fixture
-def node() -> Iterator[Node]:
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    host = Node("service_wait_cancel", context=context)
-    try:
-        yield host
-    finally:
-        host.destroy_node()
-        rclpy.shutdown(context=context)
+def node(lone_node: Callable[[str], Node]) -> Node:
+    return lone_node("service_wait_cancel")
 
 
 def test_a_cancel_ends_the_wait_for_a_service_that_is_not_there(node: Node) -> None:
