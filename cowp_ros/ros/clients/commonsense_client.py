@@ -95,6 +95,8 @@ class CommonsenseClient:
         """What the node's model spent on this client's requests."""
         self.asked_ahead: list[MonitorVerdict] = []
         """The questions the node asked when given the plan (`prepare`), once answered."""
+        self.prepared = threading.Event()
+        """Set once the node answered (or failed) the plan sent by `prepare`."""
         self._lock = threading.Lock()  # usage also grows from the executor's thread
         self._judged: dict[tuple[PlanStep, str], _Judged] = {}
         self._facts: dict[str, SituationFact] = {}
@@ -178,16 +180,21 @@ class CommonsenseClient:
         future = self.check_client.call_async(request)
 
         def prepared(done: Any) -> None:
-            response = done.result() if done.exception() is None else None
-            if response is None or not response.success:
-                why = response.message if response is not None else str(done.exception())
-                self.node.get_logger().warning(f"asking the plan's needs ahead failed: {why}")
-                return
-            model, usage = usage_from_response(response)
-            with self._lock:
-                self.model_name = model or self.model_name
-                self.usage.add(usage)
-                self.asked_ahead.extend(plan_check_from_response(response, asked, nothing).verdicts)
+            try:
+                failure = done.exception()
+                response = done.result() if failure is None else None
+                if response is None or not response.success:
+                    why = response.message if response is not None else str(failure or "no answer")
+                    self.node.get_logger().warning(f"asking the plan's needs ahead failed: {why}")
+                    return
+                model, usage = usage_from_response(response)
+                verdicts = plan_check_from_response(response, asked, nothing).verdicts
+                with self._lock:
+                    self.model_name = model or self.model_name
+                    self.usage.add(usage)
+                    self.asked_ahead.extend(verdicts)
+            finally:
+                self.prepared.set()
 
         future.add_done_callback(prepared)
         return ()
