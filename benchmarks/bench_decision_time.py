@@ -240,7 +240,8 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
                 if item.task not in plans:  # the closed-world plan, once per task
                     plan = make_planner("pyperplan").solve(get_task(item.task).load(), 60)
                     plans[item.task] = list(plan.steps)
-                    one.ahead, one.ahead_seconds = _send_plan(executor, client, item.task, plan)
+                    whole = CheckPlan.Request(task=item.task, steps=steps_to_msgs(plan.steps))
+                    one.ahead, one.ahead_seconds = _send_plan(executor, client, whole)
                 steps = plans[item.task]
                 actions = [base_action_name(s.action) for s in steps]
                 rest = steps[actions.index(item.action) :]
@@ -270,22 +271,18 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
     return timed
 
 
-def _send_plan(executor: Any, client: Any, task: str, plan: Any) -> tuple[int, float]:
-    """(questions, seconds): the plan sent with no situation, as the task manager does."""
-    from cowp_interfaces.srv import CheckPlan
-    from cowp_ros.ros.conversions import steps_to_msgs
-
+def _send_plan(executor: Any, client: Any, request: Any) -> tuple[int, float]:
+    """(questions, seconds): a task's plan sent with no situation, as the task manager
+    sends it once it has planned."""
     started = time.monotonic()
-    response = _call(
-        executor, client, CheckPlan.Request(task=task, steps=steps_to_msgs(plan.steps))
-    )
+    response = _call(executor, client, request)
     seconds = time.monotonic() - started
     if response is None or not response.success:
-        raise SystemExit(f"the node did not take {task}'s plan: {response and response.message}")
-    print(
-        f"node  plan of {task}: {len(response.questions)} q ahead, {seconds:.2f} s", file=sys.stderr
-    )
-    return len(response.questions), seconds
+        why = response.message if response is not None else "no answer"
+        raise SystemExit(f"the node did not take {request.task}'s plan: {why}")
+    questions = len(response.questions)
+    print(f"node  plan of {request.task}: {questions} q ahead, {seconds:.2f} s", file=sys.stderr)
+    return questions, seconds
 
 
 def _call(executor: Any, client: Any, request: Any) -> Any:

@@ -116,13 +116,17 @@ class CommonsenseClient:
         )
         if self.clock is not None:
             self.clock.add("monitor" if phase == "check" else phase, time.monotonic() - started)
+        self._account(response)
+        if not response.success:
+            raise CowpError(f"the {what} failed: {response.message}")
+        return response
+
+    def _account(self, response: Any) -> None:
+        """The model that answered and what it spent (from the executor's thread too)."""
         model, usage = usage_from_response(response)
         with self._lock:
             self.model_name = model or self.model_name
             self.usage.add(usage)
-        if not response.success:
-            raise CowpError(f"the {what} failed: {response.message}")
-        return response
 
     # ---- Monitor -----------------------------------------------------------------------
     def check(
@@ -187,11 +191,9 @@ class CommonsenseClient:
                     why = response.message if response is not None else str(failure or "no answer")
                     self.node.get_logger().warning(f"asking the plan's needs ahead failed: {why}")
                     return
-                model, usage = usage_from_response(response)
+                self._account(response)
                 verdicts = plan_check_from_response(response, asked, nothing).verdicts
                 with self._lock:
-                    self.model_name = model or self.model_name
-                    self.usage.add(usage)
                     self.asked_ahead.extend(verdicts)
             finally:
                 self.prepared.set()
