@@ -112,6 +112,17 @@ def test_bench_decision_time(tmp_path: Path) -> None:
     assert {t["source"] for t in timed if t["ahead"]} == {"cowp run", "commonsense node"}
 
 
+def test_bench_question_cost(tmp_path: Path) -> None:
+    out = smoke("bench_question_cost.py", tmp_path, "--json", "cost.json")
+    summary = json.loads(out[out.index("{") :])
+    # Two questions a decision as the monitor asks them, one in the joint form, each
+    # with the tokens its server read.
+    assert summary["shipped"]["questions"] == 2 and summary["joint"]["questions"] == 1
+    items = json.loads((tmp_path / "cost.json").read_text())["items"]
+    assert items and all(len(i["shipped"]) == 2 and len(i["joint"]) == 1 for i in items)
+    assert all(a["tokens"] > 0 for i in items for a in i["shipped"])
+
+
 def test_bench_grounded_figures(tmp_path: Path) -> None:
     out = smoke("bench_grounded_figures.py", tmp_path)
     assert '"method": "grounded"' in out and '"vs_cw"' in out
