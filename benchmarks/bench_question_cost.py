@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench_decision_time import percentile
 from bench_grounded_thresholds import Item, closed_world_plan, split_items
 
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
@@ -225,11 +226,6 @@ def line_fit(points: Sequence[tuple[int, float]]) -> tuple[float, float] | None:
         (t - mean_t) ** 2 for t, _ in points
     )
     return mean_s - b * mean_t, b
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
 
 
 def area(scores: Sequence[float | None], labels: Sequence[bool]) -> str:
