@@ -17,6 +17,7 @@ import pytest
 import yaml
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
+from rclpy.node import Node
 from rclpy.parameter import Parameter
 from ros_fakes import FakeArmController, FakeHandE, FakeOdomBase, RosHarness
 
@@ -59,10 +60,13 @@ class Session:
             ),
             threads=4,  # its action callback waits on its subscriptions
         )
-        self.client_node = harness.node(f"client_{time.monotonic_ns()}")
+        # The client is made before its node spins (rclpy's ActionClient joins the node
+        # before it is whole: a spinning thread that meets it half-made dies).
+        self.client_node = Node(f"client_{time.monotonic_ns()}", context=harness.context)
         self.steps: list[PlanStep] = []
         self.client_node.create_subscription(PlanStep, CURRENT_STEP_TOPIC, self.steps.append, 10)
         self.action = ActionClient(self.client_node, ExecuteSkill, f"{namespace}/execute_skill")
+        harness.add(self.client_node)
         self.feedback: list[ExecuteSkill.Feedback] = []
         assert self.action.wait_for_server(timeout_sec=10.0), "execute_skill not discovered"
 

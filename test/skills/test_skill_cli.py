@@ -209,3 +209,33 @@ def test_run_reports_a_failed_grasp_with_exit_code_1(
         assert code == 1 and "failed: " in out and "grasp failed" in out
     finally:
         harness.remove(executor)
+
+
+@pytest.mark.ros
+def test_the_action_client_is_whole_before_its_node_spins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rclpy's ActionClient adds itself to its node before it is whole (its lock is made
+    last). A node already spinning in another thread reads it half-made there, and that
+    thread dies: the executor's answers are then never taken in, and the step "fails"
+    though the robot did it. Widening that moment shows whether the client is made
+    before the spinning starts."""
+    from rclpy.node import Node
+
+    add_waitable = Node.add_waitable
+
+    def slow_add(self: Node, waitable: object) -> None:
+        add_waitable(self, waitable)  # type: ignore[arg-type]
+        time.sleep(0.5)
+
+    monkeypatch.setattr(Node, "add_waitable", slow_add)
+    died: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    with pytest.raises(CowpError, match="no executor serves"):
+        run_step_on_executor(
+            f"/nobody{time.monotonic_ns()}/execute_skill",
+            "pick",
+            ["object=cup_1"],
+            server_timeout_s=1.0,
+            step_timeout_s=1.0,
+            say=lambda line: None,
+        )
+    assert died == []

@@ -53,8 +53,10 @@ def run_step_on_executor(
         executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         cleanup.callback(executor.shutdown)
-        threading.Thread(target=executor.spin, daemon=True).start()
+        # Made before the node spins: rclpy's ActionClient joins its node before it is
+        # whole, and a spinning thread that meets it half-made dies with no answer taken.
         client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name)
+        threading.Thread(target=executor.spin, daemon=True).start()
         found = wait_for_server(client, cancel=cancel, seconds=server_timeout_s)
         if found is WaitEnd.CANCELED:  # Ctrl-C while the executor is still starting
             return False, f"canceled while waiting for {action_name}"
