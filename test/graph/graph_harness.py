@@ -67,6 +67,7 @@ class Probe:
         return future.result()
 
     def close(self) -> None:
+        self.executor.shutdown()  # as cowp_ros.ros.clients.graph_verbs does, and why
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 

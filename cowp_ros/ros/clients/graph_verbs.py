@@ -40,6 +40,11 @@ class _GraphNode:
         return True
 
     def close(self) -> None:
+        # The executor first: it drops the wait it left half-done at its last spin_once
+        # (rclpy keeps it, with the node's handles marked in use). Left to the garbage
+        # collector, that wait is finished later on some other thread's allocation, on
+        # handles whose node is gone, and rclpy can block there for good.
+        self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 

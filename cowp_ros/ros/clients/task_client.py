@@ -87,6 +87,7 @@ class TaskClient:
         return True
 
     def close(self) -> None:
+        self.executor.shutdown()  # first: see graph_verbs._GraphNode.close
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 
