@@ -67,10 +67,11 @@ def run_selftest(timeout_s: float = 15.0) -> SelfTestResult:
     context = rclpy.Context()
     rclpy.init(context=context)
     received: list[str] = []
+    node: Node | None = None
+    executor = SingleThreadedExecutor(context=context)
     try:
         node = Node("cowp_dds_selftest_subscriber", context=context)
         node.create_subscription(String, topic, lambda msg: received.append(msg.data), 10)
-        executor = SingleThreadedExecutor(context=context)
         executor.add_node(node)
         while not received and time.monotonic() - start < timeout_s:
             if child.poll() is not None and child.returncode != 0:
@@ -80,8 +81,11 @@ def run_selftest(timeout_s: float = 15.0) -> SelfTestResult:
                     False, f"publisher process failed: {tail}", time.monotonic() - start
                 )
             executor.spin_once(timeout_sec=0.1)
-        node.destroy_node()
     finally:
+        # The executor before the node: the order cowp_ros.ros.own_node explains.
+        executor.shutdown()
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown(context=context)
         child.terminate()
         try:

@@ -362,15 +362,10 @@ def record_live(
 ) -> dict[str, int]:
     """Record the live graph's `topics` into `bag` until `stop` (or `duration_s`);
     returns the message count per topic. Topics nobody publishes are skipped (said)."""
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.node import Node
+    from cowp_ros.ros.own_node import OwnNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = Node("cowp_recorder", context=context)
-        types = discover_types(node, topics, discovery_timeout_s)
+    with OwnNode("cowp_recorder") as own:
+        types = discover_types(own.node, topics, discovery_timeout_s)
         missing = [t for t in topics if t not in types]
         if not types:
             raise CowpError(
@@ -379,17 +374,15 @@ def record_live(
             )
         if missing:
             say(f"not published (skipped): {', '.join(missing)}")
-        recorder = BagRecorder(node, bag, types, storage=storage)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        say(f"recording {len(types)} topic(s) into {bag}; Ctrl-C to stop")
-        end = time.monotonic() + duration_s if duration_s else None
-        while not stop.is_set() and (end is None or time.monotonic() < end):
-            executor.spin_once(timeout_sec=0.1)
-        recorder.close()
+        recorder = BagRecorder(own.node, bag, types, storage=storage)
+        try:
+            say(f"recording {len(types)} topic(s) into {bag}; Ctrl-C to stop")
+            end = time.monotonic() + duration_s if duration_s else None
+            while not stop.is_set() and (end is None or time.monotonic() < end):
+                own.executor.spin_once(timeout_sec=0.1)
+        finally:
+            recorder.close()  # what was recorded is kept, whatever ended the recording
         return dict(recorder.counts)
-    finally:
-        rclpy.try_shutdown(context=context)
 
 
 def replay_live(
@@ -401,20 +394,14 @@ def replay_live(
     stop: threading.Event,
 ) -> ReplayReport:
     """Publish a bag's messages into the live graph; says what was sent and what may be lost."""
-    import rclpy
-    from rclpy.node import Node
+    from cowp_ros.ros.own_node import OwnNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = Node("cowp_replay", context=context)
+    with OwnNode("cowp_replay") as own:
         return replay_bag(
-            node,
+            own.node,
             bag,
             topics=topics,
             rate=rate,
             subscriber_timeout_s=subscriber_timeout_s,
             stop=stop,
         )
-    finally:
-        rclpy.try_shutdown(context=context)

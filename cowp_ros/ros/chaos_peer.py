@@ -85,21 +85,10 @@ def peer_run(spec: dict[str, Any], out: Path, llm_url: str) -> int:
 
 
 def _attack(spec: dict[str, Any], seen: dict[str, Any]) -> None:
-    import rclpy
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.node import Node
+    from cowp_ros.ros.own_node import OwnNode
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = Node("chaos_peer", context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    try:
-        ATTACKS[str(spec["attack"])](node, executor, spec, seen)
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown(context=context)
+    with OwnNode("chaos_peer") as own:
+        ATTACKS[str(spec["attack"])](own.node, own.executor, spec, seen)
 
 
 def _call(node: Any, executor: Any, srv_type: Any, name: str, request: Any, seen: dict) -> Any:

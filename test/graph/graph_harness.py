@@ -6,18 +6,15 @@ The shape of launch_testing (start, wait until ready, act, assert, shut down) wi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import rclpy
 import yaml
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 
 from cowp_ros.bringup.spec import Profile, load_profile, with_parameter_overrides
+from cowp_ros.ros.own_node import OwnNode
 
 
 def partial_profile(
@@ -32,11 +29,9 @@ class Probe:
     """A node in the test process: subscribe, call, wait, with deadlines everywhere."""
 
     def __init__(self) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node("graph_test_probe", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
+        self.own = OwnNode("graph_test_probe")
+        self.node = self.own.node
+        self.executor = self.own.executor
         self.received: dict[str, list[Any]] = {}
         self.subscriptions: dict[str, Any] = {}
 
@@ -57,19 +52,16 @@ class Probe:
         )
 
     def spin_until(self, condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not condition():
-            assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-            self.executor.spin_once(timeout_sec=0.05)
+        assert self.own.spin_until(condition, timeout_s), (
+            f"timed out after {timeout_s} s waiting for {what}"
+        )
 
     def wait_future(self, future, timeout_s: float, what: str):
         self.spin_until(future.done, timeout_s, what)
         return future.result()
 
     def close(self) -> None:
-        self.executor.shutdown()  # as cowp_ros.ros.clients.graph_verbs does, and why
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        self.own.close()
 
 
 def scenario_file(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,17 +74,14 @@ class Listener:
     """The test's own node: plays the executor (current step) and records the outputs."""
 
     def __init__(self, record_to: Path) -> None:
-        import rclpy
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.node import Node
         from rclpy.qos import qos_profile_sensor_data
         from sensor_msgs.msg import Image
 
         from cowp_interfaces.msg import DetectionArray, PlanStep, Situation
+        from cowp_ros.ros.own_node import OwnNode
 
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node("situation_detector_test", context=self.context)
+        self.own = OwnNode("situation_detector_test")
+        self.node = self.own.node
         self.detections: list[DetectionArray] = []
         self.situations: list[Situation] = []
         self.annotated: list[Image] = []
@@ -115,10 +111,7 @@ class Listener:
                 "/cowp/detections": "cowp_interfaces/msg/DetectionArray",
             },
         )
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.own.spin_in_background()
 
     def wait_until_connected(self, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -130,9 +123,7 @@ class Listener:
 
     def close(self) -> None:
         self.recorder.close()
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
+        self.own.close()
 
 
 def test_replayed_real_images_give_detections_and_situations(

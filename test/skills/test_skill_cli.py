@@ -133,17 +133,17 @@ def test_ctrl_c_while_waiting_for_the_executor_stops_at_once() -> None:
 def test_ctrl_c_while_the_node_starts_cancels_too(monkeypatch: pytest.MonkeyPatch) -> None:
     # Starting a node can take a second on a busy machine; a Ctrl-C then is the user's
     # too, and must cancel like any other, not end the command with a traceback.
-    import rclpy
+    from cowp_ros.ros import own_node
 
     ours = signal.getsignal(signal.SIGINT)
-    create_node = rclpy.create_node
+    make_node = own_node.Node
 
     def ctrl_c_while_starting(*args: object, **kwargs: object) -> object:
         assert signal.getsignal(signal.SIGINT) is not ours, "Ctrl-C is not handled yet"
         os.kill(os.getpid(), signal.SIGINT)
-        return create_node(*args, **kwargs)  # type: ignore[arg-type]
+        return make_node(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rclpy, "create_node", ctrl_c_while_starting)
+    monkeypatch.setattr(own_node, "Node", ctrl_c_while_starting)
     action = f"/nobody_{time.monotonic_ns()}/execute_skill"
     ok, message = run_step_on_executor(
         action, "navigate", ["table"], server_timeout_s=60.0, step_timeout_s=5.0, say=print

@@ -7,54 +7,22 @@ does its one thing and goes.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-import rclpy
 from action_msgs.msg import GoalInfo
 from action_msgs.srv import CancelGoal
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 
 from cowp_interfaces.msg import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.names import RUN_TASK_ACTION, SITUATIONS_TOPIC
-
-
-class _GraphNode:
-    """A short-lived node with its own context (the command's only ROS user)."""
-
-    def __init__(self, name: str) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node(name, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def spin_until(self, done: Any, timeout_s: float) -> bool:
-        deadline = time.monotonic() + timeout_s
-        while not done():
-            if time.monotonic() > deadline:
-                return False
-            self.executor.spin_once(timeout_sec=0.05)
-        return True
-
-    def close(self) -> None:
-        # The executor first: it drops the wait it left half-done at its last spin_once
-        # (rclpy keeps it, with the node's handles marked in use). Left to the garbage
-        # collector, that wait is finished later on some other thread's allocation, on
-        # handles whose node is gone, and rclpy can block there for good.
-        self.executor.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+from cowp_ros.ros.own_node import OwnNode
 
 
 def publish_situation(
     text: str, *, about: str, source: str, confidence: float, wait_s: float
 ) -> None:
     """Publish one situation once a subscriber (the task manager) listens."""
-    graph = _GraphNode("cowp_situation_publisher")
-    try:
+    with OwnNode("cowp_situation_publisher") as graph:
         publisher = graph.node.create_publisher(Situation, SITUATIONS_TOPIC, 10)
         if not graph.spin_until(lambda: publisher.get_subscription_count() > 0, wait_s):
             raise CowpError(
@@ -65,16 +33,13 @@ def publish_situation(
         message = Situation(text=text, object=about, source=source, confidence=confidence)
         message.header.stamp = graph.node.get_clock().now().to_msg()
         publisher.publish(message)
-        graph.spin_until(lambda: False, 0.5)  # let the message leave before the node goes
-    finally:
-        graph.close()
+        graph.spin_for(0.5)  # let the message leave before the node goes
 
 
 def cancel_running_task(wait_s: float) -> int:
     """Ask the task manager to cancel every goal it has; how many it is canceling."""
     service = f"{RUN_TASK_ACTION}/_action/cancel_goal"
-    graph = _GraphNode("cowp_task_cancel")
-    try:
+    with OwnNode("cowp_task_cancel") as graph:
         client: Any = graph.node.create_client(CancelGoal, service)
         if not client.wait_for_service(timeout_sec=wait_s):
             raise CowpError(
@@ -86,6 +51,4 @@ def cancel_running_task(wait_s: float) -> int:
         if not graph.spin_until(future.done, wait_s):
             raise CowpError(f"the task manager did not answer the cancel within {wait_s} s")
         response = future.result()
-    finally:
-        graph.close()
     return len(response.goals_canceling) if response is not None else 0

@@ -30,12 +30,11 @@ def run_step_on_executor(
 
     The Ctrl-C handler goes in first, before the node starts (which can take a second
     on a busy machine): a Ctrl-C at any point cancels, never a traceback."""
-    import rclpy
     from rclpy.action import ActionClient
-    from rclpy.executors import SingleThreadedExecutor
 
     from cowp_interfaces.action import ExecuteSkill
     from cowp_interfaces.msg import PlanStep
+    from cowp_ros.ros.own_node import OwnNode
 
     cancel = threading.Event()
 
@@ -45,18 +44,10 @@ def run_step_on_executor(
 
     with contextlib.ExitStack() as cleanup:  # undone in reverse: the handler goes last
         cleanup.callback(signal.signal, signal.SIGINT, signal.signal(signal.SIGINT, on_interrupt))
-        context = rclpy.Context()
-        rclpy.init(context=context)
-        cleanup.callback(rclpy.try_shutdown, context=context)
-        node = rclpy.create_node("cowp_skill", context=context)
-        cleanup.callback(node.destroy_node)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        cleanup.callback(executor.shutdown)
-        # Made before the node spins: rclpy's ActionClient joins its node before it is
-        # whole, and a spinning thread that meets it half-made dies with no answer taken.
-        client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name)
-        threading.Thread(target=executor.spin, daemon=True).start()
+        own = cleanup.enter_context(OwnNode("cowp_skill"))
+        # Made before the node spins (see OwnNode.spin_in_background).
+        client: ActionClient[Any, Any, Any] = ActionClient(own.node, ExecuteSkill, action_name)
+        own.spin_in_background()
         found = wait_for_server(client, cancel=cancel, seconds=server_timeout_s)
         if found is WaitEnd.CANCELED:  # Ctrl-C while the executor is still starting
             return False, f"canceled while waiting for {action_name}"

@@ -21,12 +21,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import rclpy
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 from rclpy.task import Future
 
 from cowp_interfaces.action import RunTask
@@ -34,6 +31,7 @@ from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import RUN_TASK_ACTION
+from cowp_ros.ros.own_node import OwnNode
 from cowp_ros.ros.waiting import Cancellable, WaitEnd, wait_for_server
 
 
@@ -58,11 +56,9 @@ def step_text(step) -> str:
 
 class TaskClient:
     def __init__(self, action_name: str = RUN_TASK_ACTION, node_name: str = "cowp_task_client"):
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node(node_name, context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
+        self._own = OwnNode(node_name)
+        self.node = self._own.node
+        self.executor = self._own.executor
         self.action_name = action_name
         self.client: ActionClient[Any, Any, Any] = ActionClient(self.node, RunTask, action_name)
         self._goal_handle: ClientGoalHandle[Any, Any, Any] | None = None
@@ -87,9 +83,7 @@ class TaskClient:
         return True
 
     def close(self) -> None:
-        self.executor.shutdown()  # first: see graph_verbs._GraphNode.close
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        self._own.close()
 
     # ---------------------------------------------------------------------- tasks
     def run_task(self, task: str, timeout_s: float = 30.0) -> None:
@@ -174,11 +168,8 @@ class TaskClient:
         self._feedback.append(message.feedback)
 
     def _spin_until(self, future, timeout_s: float, what: str) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not future.done():
-            if time.monotonic() > deadline:
-                raise CowpError(f"{what} within {timeout_s:.0f} s")
-            self.executor.spin_once(timeout_sec=0.1)
+        if not self._own.spin_until(future.done, timeout_s, step_s=0.1):
+            raise CowpError(f"{what} within {timeout_s:.0f} s")
 
     def _aborted(self, why: str) -> TaskResult:
         return TaskResult(
