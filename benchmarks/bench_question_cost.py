@@ -17,6 +17,10 @@ the task's words are read, as a run reads them before its first situation, this 
 - **joint**: one question asking both ("... Can the robot still use the cup for the task?
   Is it dirty?") after the same examples answering both ("Yes, No"), its answers read
   from the first and the third generated token.
+- **plain**: the shipped two questions after the same instructions and examples written
+  as plain text ("Q: ...\nA: Yes"), sent to `/completions` with no chat template: after
+  its own words a chat question reads the template's end of turn and the start of the
+  answer's turn, a plain one only "\nA:".
 
 It prints, per form, the tokens and seconds (p50 / p95) of a decision that asks both,
 the AUC of the use answer against the labels (every object item) and of the dirt
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
 import statistics
@@ -47,6 +52,7 @@ from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.client import SYSTEM_PROMPT, WARM_QUESTION
+from cowp_ros.llm.completion import parse_next_tokens_reply
 from cowp_ros.llm.endpoint import llm_endpoint
 from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import Example
@@ -110,6 +116,16 @@ class Scored:
     blocking: bool
     shipped: list[Asked] = field(default_factory=list)
     joint: list[Asked] = field(default_factory=list)
+    plain: list[Asked] = field(default_factory=list)
+
+
+FORMS = ("shipped", "joint", "plain")
+
+
+def plain_prompt(question: str, examples: Sequence[Example]) -> str:
+    """The chat form's instructions, examples and question as one plain text."""
+    shots = "".join(f"Q: {e.question}\nA: {e.answer}\n\n" for e in examples)
+    return f"{SYSTEM_PROMPT}\n\n{shots}Q: {question}\nA:"
 
 
 class Server:
@@ -118,6 +134,7 @@ class Server:
 
     def __init__(self, base_url: str, model: str, api_key: str | None) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
+        self.plain_url = base_url.rstrip("/") + "/completions"
         self.model = model
         self.headers = {"Content-Type": "application/json"}
         if api_key:
@@ -139,22 +156,52 @@ class Server:
             "logprobs": True,
             "top_logprobs": 20,
         }
-        request = urllib.request.Request(self.url, json.dumps(payload).encode(), self.headers)
+        body, seconds, read = self._post(self.url, payload)
+        choice = body["choices"][0]
+        tokens = (choice.get("logprobs") or {}).get("content") or []
+        return Asked(
+            tokens=read,
+            seconds=seconds,
+            text=str(choice["message"].get("content") or ""),
+            use=log_odds(tokens, 0, "no"),
+            dirty=log_odds(tokens, 2, "yes") if max_tokens > 1 else None,
+        )
+
+    def ask_plain(self, question: str, examples: Sequence[Example]) -> Asked:
+        """The same question as plain text (`plain_prompt`), one token."""
+        payload = {
+            "model": self.model,
+            "prompt": plain_prompt(question, examples),
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": 20,
+        }
+        body, seconds, read = self._post(self.plain_url, payload)
+        top = parse_next_tokens_reply(json.dumps(body).encode()).top
+        alternatives = [{"token": a.token, "logprob": a.logprob} for a in top]
+        return Asked(
+            tokens=read,
+            seconds=seconds,
+            text=str(body["choices"][0].get("text") or ""),
+            use=log_odds([{"top_logprobs": alternatives}], 0, "no"),
+        )
+
+    def _post(self, url: str, payload: dict[str, Any]) -> tuple[dict[str, Any], float, int]:
+        """(reply, seconds, prompt tokens read: not served by the prompt cache)"""
+        request = urllib.request.Request(url, json.dumps(payload).encode(), self.headers)
         started = time.monotonic()
         with urllib.request.urlopen(request, timeout=120) as response:
             body = json.loads(response.read())
         seconds = time.monotonic() - started
         usage = body.get("usage") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-        choice = body["choices"][0]
-        tokens = (choice.get("logprobs") or {}).get("content") or []
-        return Asked(
-            tokens=int(usage.get("prompt_tokens") or 0) - int(cached),
-            seconds=seconds,
-            text=str(choice["message"].get("content") or ""),
-            use=log_odds(tokens, 0, "no"),
-            dirty=log_odds(tokens, 2, "yes") if max_tokens > 1 else None,
-        )
+        return body, seconds, int(usage.get("prompt_tokens") or 0) - int(cached)
+
+
+def as_dirt(asked: Asked) -> Asked:
+    """A dirt question's answer, scored as the log-odds of its blocking "yes"."""
+    dirty = None if asked.use is None else -asked.use
+    return dataclasses.replace(asked, use=None, dirty=dirty)
 
 
 def log_odds(tokens: Sequence[dict[str, Any]], position: int, blocking: str) -> float | None:
@@ -186,32 +233,27 @@ def object_noun_of(item: Item) -> str | None:
     return noun(object_type(grounding.subject, problem))
 
 
-def score(server: Server, items: Sequence[tuple[Item, str]], joint: bool) -> list[Scored]:
+def score(server: Server, items: Sequence[tuple[Item, str]], form: str) -> list[Scored]:
     """Each item's questions in one form, the task's words read before a task's first item."""
-    examples = JOINT_EXAMPLES if joint else questions.EXAMPLES
+    examples = JOINT_EXAMPLES if form == "joint" else questions.EXAMPLES
+    ask = server.ask_plain if form == "plain" else server.ask
     scored, warmed = [], ""
     for index, (item, object_noun) in enumerate(items, 1):
         description = get_task(item.task).description
         if description != warmed:
-            server.ask(f"{questions.task_clause(description)} {WARM_QUESTION}", examples)
+            ask(f"{questions.task_clause(description)} {WARM_QUESTION}", examples)
             warmed = description
         one = Scored(item.task, item.text, item.action, item.blocking)
-        if joint:
+        if form == "joint":
             one.joint.append(
                 server.ask(joint_question(object_noun, description, item.text), examples, 3)
             )
         else:
-            one.shipped.append(
-                server.ask(questions.use_question(object_noun, description, item.text), examples)
-            )
-            dirt = server.ask(
-                questions.state_question(object_noun, description, item.text), examples
-            )
-            dirt.dirty, dirt.use = None if dirt.use is None else -dirt.use, None
-            one.shipped.append(dirt)
-        print(
-            f"[{index}/{len(items)}] {'joint' if joint else 'shipped'} {item.text}", file=sys.stderr
-        )
+            asked = getattr(one, form)
+            asked.append(ask(questions.use_question(object_noun, description, item.text), examples))
+            dirt = ask(questions.state_question(object_noun, description, item.text), examples)
+            asked.append(as_dirt(dirt))
+        print(f"[{index}/{len(items)}] {form} {item.text}", file=sys.stderr)
         scored.append(one)
     return scored
 
@@ -239,7 +281,7 @@ def summary(scored: Sequence[Scored], use_threshold: float) -> dict[str, Any]:
     """Per form: the decision's tokens and seconds, the AUCs, and the cost line."""
     result: dict[str, Any] = {"items": len(scored)}
     let_through = [s for s in scored if s.shipped and (s.shipped[0].use or 0.0) < use_threshold]
-    for form in ("shipped", "joint"):
+    for form in FORMS:
         asked = [getattr(s, form) for s in scored if getattr(s, form)]
         if not asked:
             continue
@@ -285,15 +327,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.llm_model, args.no_cache = "scripted", True
         settings = stack.enter_context(llm_endpoint(settings_from_args(args)))
         server = Server(str(settings.base_url), settings.model or "default", settings.api_key)
-        shipped = score(server, about, joint=False)
-        joint = score(server, about, joint=True)
-    for one, other in zip(shipped, joint, strict=True):
-        one.joint = other.joint
+        shipped = score(server, about, "shipped")
+        joint = score(server, about, "joint")
+        plain = score(server, about, "plain")
+    for one, other, third in zip(shipped, joint, plain, strict=True):
+        one.joint, one.plain = other.joint, third.plain
     use_threshold = GroundedSettings.for_model(settings.model or "default").use_threshold
     result = {"split": args.split, **summary(shipped, use_threshold)}
     for one in shipped:
         cells = " ".join(
-            f"{a.tokens:3d} t {a.seconds:5.2f} s {a.text!r:10}" for a in [*one.shipped, *one.joint]
+            f"{a.tokens:3d} t {a.seconds:5.2f} s {a.text!r:10}"
+            for a in [*one.shipped, *one.joint, *one.plain]
         )
         print(f"{one.task:10} {'BLOCK' if one.blocking else 'fine '} {cells}  {one.text}")
     print(json.dumps(result, indent=1))

@@ -26,6 +26,8 @@ from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer, completion,
 
 DIRT_QUESTION = re.compile(r"^(?:Task: [^.]*\. )?(?P<told>.+)\. Is .+ dirty\?$", re.DOTALL)
 """A question whether a sentence makes an object dirty, after the task's words if any."""
+PLAIN_QUESTION = re.compile(r"Q: (?P<question>[^\n]*)\nA:$")
+"""The last question of a plain-text few-shot prompt."""
 DIRTY_WORDS = re.compile(
     r"\b(dirty|filthy|stain(s|ed)?|mud(dy)?|mou?ld(y)?|grease|greasy|sticky|grime|crumbs)\b",
     re.IGNORECASE,
@@ -58,6 +60,15 @@ class SensibleModel:
         return self.default_text
 
     def __call__(self, request: Request) -> Reply | None:
+        plain = PLAIN_QUESTION.search(str((request.json or {}).get("prompt", "")))
+        if plain is not None and request.wants_logprobs and request.path.endswith("/completions"):
+            # A plain-text prompt ("Q: ...\nA:"), answered in the same layout as a chat one.
+            yes = self.verdict(plain["question"])
+            self.asked.append(plain["question"])
+            top = yes_no_logprobs(self.confidence if yes else 1.0 - self.confidence)
+            body = completion(top[0][0], top, model=self.model)
+            body["choices"][0]["text"] = top[0][0]
+            return Reply(body=body)
         if not request.is_chat:
             return None
         question = request.last_user_text

@@ -115,12 +115,16 @@ def test_bench_decision_time(tmp_path: Path) -> None:
 def test_bench_question_cost(tmp_path: Path) -> None:
     out = smoke("bench_question_cost.py", tmp_path, "--json", "cost.json")
     summary = json.loads(out[out.index("{") :])
-    # Two questions a decision as the monitor asks them, one in the joint form, each
-    # with the tokens its server read.
+    # Two questions a decision as the monitor asks them, one in the joint form, the two
+    # again as plain text, each with the tokens its server read.
     assert summary["shipped"]["questions"] == 2 and summary["joint"]["questions"] == 1
+    assert summary["plain"]["questions"] == 2
     items = json.loads((tmp_path / "cost.json").read_text())["items"]
     assert items and all(len(i["shipped"]) == 2 and len(i["joint"]) == 1 for i in items)
-    assert all(a["tokens"] > 0 for i in items for a in i["shipped"])
+    assert all(len(i["plain"]) == 2 for i in items)
+    assert all(a["tokens"] > 0 for i in items for a in [*i["shipped"], *i["plain"]])
+    # Every plain answer is read as a score, not lost in the other layout.
+    assert all(i["plain"][0]["use"] is not None for i in items)
 
 
 def test_bench_grounded_figures(tmp_path: Path) -> None:
