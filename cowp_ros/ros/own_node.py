@@ -12,6 +12,13 @@ them wrong:
   down, the executor drops it; left to the garbage collector, it is finished later on
   whichever thread allocates next, on handles of a node already destroyed, and rclpy
   can block there for good (a CI run stopped there).
+- **close: the node's action clients and servers by hand.** `Node.destroy_node`
+  destroys publishers, subscriptions, clients, services and timers, but not its
+  waitables: an `ActionClient` keeps its DDS entities (and the node's) until the garbage
+  collector frees it, on whichever thread allocates next and holding the GIL. A CI run
+  stopped for good there: the collector, running in a test's HTTP server thread, waited
+  on a Fast DDS discovery lock that a DDS thread held, and the main thread waited on the
+  GIL.
 - **spinning in a thread: entities first.** rclpy's `ActionClient` joins its node
   before it has made its own lock; a spinning thread that meets it half-made dies, and
   nothing more is taken in. `spin_in_background` is therefore called after the clients
@@ -76,13 +83,18 @@ class OwnNode:
             self._thread.start()
 
     def close(self) -> None:
-        """Executor, then node, then context; a second call does nothing."""
+        """Executor, then the node's action clients and servers, then node, then
+        context; a second call does nothing."""
         if self._closed:
             return
         self._closed = True
         self.executor.shutdown()
         if self._thread is not None:
             self._thread.join(timeout=_JOIN_S)
+        for waitable in list(self.node.waitables):
+            destroy = getattr(waitable, "destroy", None)  # ActionClient, ActionServer
+            if callable(destroy):
+                destroy()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 

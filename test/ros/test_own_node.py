@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 import rclpy
 from rclpy.action import ActionClient
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from std_msgs.msg import String
 
@@ -80,3 +81,15 @@ def test_a_node_that_cannot_be_made_leaves_no_context_behind(
     with pytest.raises(RuntimeError, match="node name refused"):
         OwnNode("own_node_refused")
     assert len(shut) == 1 and not shut[0].ok()  # type: ignore[attr-defined]
+
+
+def test_close_destroys_the_action_clients_the_node_leaves() -> None:
+    """Node.destroy_node leaves an ActionClient's DDS entities to the garbage collector,
+    which may run them down on any thread, holding the GIL, while DDS threads hold their
+    own locks; close destroys them on its own thread."""
+    own = OwnNode("own_node_action_client")
+    client: ActionClient[Any, Any, Any] = ActionClient(own.node, RunTask, "/own_node_test_run")
+    own.close()
+    assert list(own.node.waitables) == []
+    with pytest.raises(InvalidHandle), client._client_handle:
+        pass
