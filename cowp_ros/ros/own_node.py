@@ -40,6 +40,18 @@ _JOIN_S = 5.0
 """How long close waits for a background spin to end (it ends at the next wake-up)."""
 
 
+def destroy_actions(node: Node) -> None:
+    """Destroy the node's action clients and servers now, on this thread.
+
+    `Node.destroy_node` leaves them to the garbage collector (see the module docstring);
+    a node class that makes them calls this first in its own `destroy_node`, and so
+    does `OwnNode.close`."""
+    for waitable in list(node.waitables):
+        destroy = getattr(waitable, "destroy", None)  # ActionClient, ActionServer
+        if callable(destroy):
+            destroy()
+
+
 class OwnNode:
     """`node` and `executor` in a context of their own; `close` (or `with`) undoes them.
 
@@ -91,10 +103,7 @@ class OwnNode:
         self.executor.shutdown()
         if self._thread is not None:
             self._thread.join(timeout=_JOIN_S)
-        for waitable in list(self.node.waitables):
-            destroy = getattr(waitable, "destroy", None)  # ActionClient, ActionServer
-            if callable(destroy):
-                destroy()
+        destroy_actions(self.node)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 

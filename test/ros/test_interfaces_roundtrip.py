@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import rclpy
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
-from rclpy.executors import SingleThreadedExecutor
-from rclpy.node import Node
 
 from cowp_interfaces.action import RunTask
+from cowp_ros.ros.own_node import OwnNode
 
 pytestmark = pytest.mark.ros
 
@@ -38,19 +35,14 @@ class Client:
     """A RunTask client node in this (the test's) process."""
 
     def __init__(self) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node("roundtrip_client", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self.action = ActionClient(self.node, RunTask, "run_task")
+        self.own = OwnNode("roundtrip_client")
+        self.action = ActionClient(self.own.node, RunTask, "run_task")
         self.feedback: list[RunTask.Feedback] = []
 
     def wait(self, future, timeout_s: float = 20.0):
-        deadline = time.monotonic() + timeout_s
-        while not future.done() and time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.1)
-        assert future.done(), f"no answer within {timeout_s} s"
+        assert self.own.spin_until(future.done, timeout_s, step_s=0.1), (
+            f"no answer within {timeout_s} s"
+        )
         return future.result()
 
     def send(self, task: str):
@@ -63,8 +55,7 @@ class Client:
         )
 
     def close(self) -> None:
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        self.own.close()
 
 
 @pytest.fixture

@@ -75,6 +75,7 @@ def graph(tmp_path: Path) -> Iterator[tuple[TaskManager, Any, ActionClient]]:
         for spinner in spinners:
             spinner.join(5.0)
         world_node.destroy_node()
+        client.destroy()  # rclpy's destroy_node leaves action clients to the collector
         client_node.destroy_node()
         with contextlib.suppress(Exception):  # a test may have destroyed it already
             manager.destroy_node()

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import rclpy
 from rclpy.action import GoalResponse
+from rclpy.exceptions import InvalidHandle
 
 from cowp_interfaces.action import RunTask
 from cowp_ros.ros.nodes.task_manager import TaskManager
@@ -138,3 +139,14 @@ def test_the_task_manager_and_cowp_run_write_one_schema(
     assert from_graph.sections["graph"]["goal"] == "make_coffee"
     for report in (from_cli, from_graph):
         assert all(isinstance(getattr(report, key), str | dict) for key in REPORT_KEYS)
+
+
+def test_its_action_server_and_skill_client_go_with_the_node(manager: TaskManager) -> None:
+    """rclpy's destroy_node leaves them to the garbage collector, which may run them down
+    on any thread while DDS threads hold their locks; the node destroys them itself."""
+    assert {id(manager.server), id(manager.skill_client)} <= {id(w) for w in manager.waitables}
+    manager.destroy_node()
+    assert not {id(manager.server), id(manager.skill_client)} & {id(w) for w in manager.waitables}
+    for handle in (manager.server._handle, manager.skill_client._client_handle):
+        with pytest.raises(InvalidHandle), handle:
+            pass

@@ -31,6 +31,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
+from cowp_ros.ros.own_node import destroy_actions
 
 RATE_S = 0.05
 """How often the fakes publish. Their motion follows the time that really passed, as a
@@ -100,6 +101,7 @@ class RosHarness:
         executor.remove_node(node)
         executor.shutdown()
         self.nodes.remove(node)
+        destroy_actions(node)  # a fake's action server, a plain node's action client
         node.destroy_node()
 
     def shutdown(self) -> None:

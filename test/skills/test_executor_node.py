@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import yaml
 from action_msgs.msg import GoalStatus
-from rclpy.action import ActionClient
+from rclpy.action import ActionClient, ActionServer
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from ros_fakes import FakeArmController, FakeHandE, FakeOdomBase, RosHarness
@@ -152,6 +153,25 @@ def test_a_pick_step_succeeds_with_feedback_and_is_announced(
     assert progress == sorted(progress) and progress[-1] == pytest.approx(1.0)
     assert [(s.action, list(s.arguments)) for s in session.steps] == [("hold_cup", ["cup_1"])]
     assert session.node.world.holding == "cup_1"
+
+
+def test_its_action_server_goes_with_the_node(harness, tmp_path) -> None:
+    """rclpy's destroy_node leaves action servers and clients to the garbage collector,
+    which may run them down on any thread while DDS threads hold their locks; the node
+    destroys them itself."""
+    node = SkillExecutor(
+        context=harness.context,
+        namespace=f"/t{time.monotonic_ns()}",
+        parameter_overrides=[Parameter("robot_config", value=str(robot_yaml(tmp_path)))],
+    )
+    made = [w for w in node.waitables if isinstance(w, (ActionServer, ActionClient))]
+    assert any(isinstance(w, ActionServer) for w in made)
+    node.destroy_node()
+    assert not [w for w in node.waitables if w in made]
+    for waitable in made:
+        handle = waitable._handle if isinstance(waitable, ActionServer) else waitable._client_handle
+        with pytest.raises(InvalidHandle), handle:
+            pass
 
 
 def test_an_unmapped_action_fails_naming_it_and_the_config(

@@ -32,6 +32,7 @@ from cowp_ros.resources import share_path
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
+from cowp_ros.ros.own_node import destroy_actions
 from cowp_ros.ros.parameters import Param, declare_parameters, positive
 from cowp_ros.ros.skill_backends.common import Timeouts
 from cowp_ros.ros.skill_backends.factory import build_backends
@@ -225,6 +226,12 @@ class SkillExecutor(Node):
         else:
             self.get_logger().warning(f"{status.value}: {message}")
         return ExecuteSkill.Result(success=status is Status.SUCCEEDED, message=message)
+
+    def destroy_node(self) -> None:
+        """Its action server and the backends' action clients first: rclpy's
+        `destroy_node` leaves them to the garbage collector (`destroy_actions`)."""
+        destroy_actions(self)
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

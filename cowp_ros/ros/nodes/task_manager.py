@@ -42,6 +42,7 @@ from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
+from cowp_ros.ros.own_node import destroy_actions
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
 from cowp_ros.ros.result_delivery import ResultAwareActionServer
 from cowp_ros.ros.task_run import TaskRun, resolve_task
@@ -211,6 +212,12 @@ class TaskManager(Node):
             self.get_logger().warning(
                 "shutting down before the result of the task in flight went out to its client"
             )
+
+    def destroy_node(self) -> None:
+        """Its action server and the skill client first: rclpy's `destroy_node` leaves
+        them to the garbage collector (`destroy_actions`)."""
+        destroy_actions(self)
+        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:
