@@ -1,6 +1,7 @@
 """What one monitor question costs the model server, and whether one question can do two's work.
 
     .venv/bin/python benchmarks/bench_question_cost.py --split dev --json cost.json
+    .venv/bin/python benchmarks/bench_question_cost.py --split dev --forms shipped --busy 1
     .venv/bin/python benchmarks/bench_question_cost.py --smoke   # CI
 
 A harmless remark about a role the task needs clean (the cup, the plate) is decided by
@@ -27,6 +28,10 @@ the AUC of the use answer against the labels (every object item) and of the dirt
 answer against the labels among the items the shipped use question lets through (where
 the dirt answer must do the work), and the line's a and b. Each score is the log-odds of
 the answer that blocks. Choosing among forms is for the dev split only.
+
+`--forms` asks only the forms named (the shipped one always); `--busy N` keeps N other
+processes spinning on the CPU while the questions are asked, as a detector or a planner
+sharing a robot's computer with the model server would: the same tokens, read slower.
 """
 
 from __future__ import annotations
@@ -37,10 +42,11 @@ import dataclasses
 import json
 import math
 import statistics
+import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,6 +314,19 @@ def summary(scored: Sequence[Scored], use_threshold: float) -> dict[str, Any]:
     return result
 
 
+@contextlib.contextmanager
+def busy_cores(count: int) -> Iterator[None]:
+    """`count` processes spinning on the CPU until the block ends (a stand-in for the
+    other work of a robot's computer: a detector on the camera's frames, a planner)."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
@@ -315,9 +334,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--json", type=Path, help="write every item's questions and the summary here"
     )
+    parser.add_argument(
+        "--forms",
+        default=",".join(FORMS),
+        help=f"comma-separated forms to ask, of {', '.join(FORMS)} (default all)",
+    )
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        help="processes that keep a core busy while the questions are asked (default 0): "
+        "the model's time when other work shares its machine, as perception does on a robot",
+    )
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
+    forms = [f for f in args.forms.split(",") if f]
+    if not forms or any(f not in FORMS for f in forms) or "shipped" not in forms:
+        parser.error(f"--forms takes shipped and any of {', '.join(FORMS[1:])}, not {args.forms!r}")
+    if args.busy < 0:
+        parser.error("--busy takes a count of processes, 0 or more")
     _, items = split_items(args.split, args.dataset, tasks=1 if args.smoke else None)
     about = [(item, noun_) for item in items if (noun_ := object_noun_of(item)) is not None]
     with contextlib.ExitStack() as stack:
@@ -327,13 +363,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.llm_model, args.no_cache = "scripted", True
         settings = stack.enter_context(llm_endpoint(settings_from_args(args)))
         server = Server(str(settings.base_url), settings.model or "default", settings.api_key)
-        shipped = score(server, about, "shipped")
-        joint = score(server, about, "joint")
-        plain = score(server, about, "plain")
-    for one, other, third in zip(shipped, joint, plain, strict=True):
-        one.joint, one.plain = other.joint, third.plain
+        stack.enter_context(busy_cores(args.busy))
+        by_form = {form: score(server, about, form) for form in forms}
+    shipped = by_form["shipped"]
+    for form, scored in by_form.items():
+        for one, other in zip(shipped, scored, strict=True):
+            setattr(one, form, getattr(other, form))
     use_threshold = GroundedSettings.for_model(settings.model or "default").use_threshold
-    result = {"split": args.split, **summary(shipped, use_threshold)}
+    result = {"split": args.split, "busy": args.busy, **summary(shipped, use_threshold)}
     for one in shipped:
         cells = " ".join(
             f"{a.tokens:3d} t {a.seconds:5.2f} s {a.text!r:10}"

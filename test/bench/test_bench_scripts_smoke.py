@@ -127,6 +127,13 @@ def test_bench_question_cost(tmp_path: Path) -> None:
     assert all(i["plain"][0]["use"] is not None for i in items)
 
 
+def test_bench_question_cost_asks_the_forms_given_beside_busy_cores(tmp_path: Path) -> None:
+    out = smoke("bench_question_cost.py", tmp_path, "--forms", "shipped", "--busy", "1")
+    summary = json.loads(out[out.index("{") :])
+    assert summary["busy"] == 1 and summary["shipped"]["questions"] == 2
+    assert "joint" not in summary and "plain" not in summary
+
+
 def test_bench_grounded_figures(tmp_path: Path) -> None:
     out = smoke("bench_grounded_figures.py", tmp_path)
     assert '"method": "grounded"' in out and '"vs_cw"' in out
