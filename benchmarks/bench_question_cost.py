@@ -31,7 +31,8 @@ the answer that blocks. Choosing among forms is for the dev split only.
 
 `--forms` asks only the forms named (the shipped one always); `--busy N` keeps N other
 processes spinning on the CPU while the questions are asked, as a detector or a planner
-sharing a robot's computer with the model server would: the same tokens, read slower.
+sharing a robot's computer with the model server would: the same tokens, read slower;
+`--busy-nice K` runs them at a priority lowered by K, as the bringup runs the detector.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from typing import Any
 from bench_decision_time import percentile
 from bench_grounded_thresholds import Item, closed_world_plan, split_items
 
+from cowp_ros.bringup.spec import MAX_NICE
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
@@ -315,10 +317,14 @@ def summary(scored: Sequence[Scored], use_threshold: float) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def busy_cores(count: int) -> Iterator[None]:
+def busy_cores(count: int, nice: int = 0) -> Iterator[None]:
     """`count` processes spinning on the CPU until the block ends (a stand-in for the
-    other work of a robot's computer: a detector on the camera's frames, a planner)."""
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    other work of a robot's computer: a detector on the camera's frames, a planner),
+    their priority lowered by `nice` (0: the usual one)."""
+    prefix = ["nice", "-n", str(nice)] if nice else []
+    spinners = [
+        subprocess.Popen([*prefix, sys.executable, "-c", "while True: pass"]) for _ in range(count)
+    ]
     try:
         yield
     finally:
@@ -346,6 +352,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="processes that keep a core busy while the questions are asked (default 0): "
         "the model's time when other work shares its machine, as perception does on a robot",
     )
+    parser.add_argument(
+        "--busy-nice",
+        type=int,
+        default=0,
+        help="the busy processes' CPU priority, lowered by this much (0..19, as `nice -n`; "
+        "default 0), as the bringup runs the situation detector",
+    )
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
@@ -354,6 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--forms takes shipped and any of {', '.join(FORMS[1:])}, not {args.forms!r}")
     if args.busy < 0:
         parser.error("--busy takes a count of processes, 0 or more")
+    if not 0 <= args.busy_nice <= MAX_NICE:
+        parser.error(f"--busy-nice takes 0 to {MAX_NICE}, not {args.busy_nice}")
     _, items = split_items(args.split, args.dataset, tasks=1 if args.smoke else None)
     about = [(item, noun_) for item in items if (noun_ := object_noun_of(item)) is not None]
     with contextlib.ExitStack() as stack:
@@ -363,14 +378,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.llm_model, args.no_cache = "scripted", True
         settings = stack.enter_context(llm_endpoint(settings_from_args(args)))
         server = Server(str(settings.base_url), settings.model or "default", settings.api_key)
-        stack.enter_context(busy_cores(args.busy))
+        stack.enter_context(busy_cores(args.busy, args.busy_nice))
         by_form = {form: score(server, about, form) for form in forms}
     shipped = by_form["shipped"]
     for form, scored in by_form.items():
         for one, other in zip(shipped, scored, strict=True):
             setattr(one, form, getattr(other, form))
     use_threshold = GroundedSettings.for_model(settings.model or "default").use_threshold
-    result = {"split": args.split, "busy": args.busy, **summary(shipped, use_threshold)}
+    result = {
+        "split": args.split,
+        "busy": args.busy,
+        "busy_nice": args.busy_nice,
+        **summary(shipped, use_threshold),
+    }
     for one in shipped:
         cells = " ".join(
             f"{a.tokens:3d} t {a.seconds:5.2f} s {a.text!r:10}"

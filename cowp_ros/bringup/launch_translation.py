@@ -35,6 +35,7 @@ def node_action(spec: NodeSpec) -> Any:
         output="screen",
         emulate_tty=True,
         additional_env=environment or None,
+        prefix=" ".join(spec.prefix()) or None,
     )
 
 

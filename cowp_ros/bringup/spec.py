@@ -30,6 +30,10 @@ class ReadyWhen:
     name: str
 
 
+MAX_NICE = 19
+"""The lowest CPU priority a node can be given (Linux's nice range, upwards from 0)."""
+
+
 @dataclass(frozen=True)
 class NodeSpec:
     """One node as a profile runs it: everything needed to start it as a process."""
@@ -43,6 +47,12 @@ class NodeSpec:
     ready: ReadyWhen | None
     external: bool  # started by someone else (drivers, Gazebo): checked, not started
     description: str = ""
+    nice: int = 0  # CPU priority lowered by this much (0..19): work that may wait for others
+
+    def prefix(self) -> list[str]:
+        """What the node's command line starts with: `nice -n N` when it runs at a lower
+        CPU priority, as launch_ros's `prefix` and the supervisor both prepend it."""
+        return ["nice", "-n", str(self.nice)] if self.nice else []
 
     def ros_arguments(self, override_file: Path | None = None) -> list[str]:
         """`--ros-args` for the process, the same as launch_ros would pass."""
@@ -149,6 +159,12 @@ def _node_spec(
             raise CowpError(f"node '{name}': ready must be one of {READY_KINDS}, not '{kind}'")
         ready = ReadyWhen(kind, str(target))
     files = [*(base.get("parameter_files") or []), *(override.get("parameter_files") or [])]
+    nice = override.get("nice", base.get("nice", 0))
+    if isinstance(nice, bool) or not isinstance(nice, int) or not 0 <= nice <= MAX_NICE:
+        raise CowpError(
+            f"node '{name}': nice must be a whole number from 0 to {MAX_NICE}, not {nice!r}",
+            hint="0 runs the node at the usual priority; 10 lets the model server go first",
+        )
     return NodeSpec(
         name=name,
         package=str(base.get("package", "cowp_ros")),
@@ -159,4 +175,5 @@ def _node_spec(
         ready=ready,
         external=bool(base.get("external", False)),
         description=str(base.get("description", "")),
+        nice=nice,
     )

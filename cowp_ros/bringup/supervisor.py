@@ -67,7 +67,7 @@ def node_command(spec: NodeSpec, override_file: Path | None) -> list[str]:
         program = [sys.executable, "-m", f"cowp_ros.ros.nodes.{spec.executable}"]
     else:
         program = [str(_installed_executable(spec))]
-    return [*program, *spec.ros_arguments(override_file)]
+    return [*spec.prefix(), *program, *spec.ros_arguments(override_file)]
 
 
 def _installed_executable(spec: NodeSpec) -> Path:

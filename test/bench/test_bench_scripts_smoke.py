@@ -128,9 +128,12 @@ def test_bench_question_cost(tmp_path: Path) -> None:
 
 
 def test_bench_question_cost_asks_the_forms_given_beside_busy_cores(tmp_path: Path) -> None:
-    out = smoke("bench_question_cost.py", tmp_path, "--forms", "shipped", "--busy", "1")
+    out = smoke(
+        "bench_question_cost.py", tmp_path, "--forms", "shipped", "--busy", "1", "--busy-nice", "10"
+    )
     summary = json.loads(out[out.index("{") :])
-    assert summary["busy"] == 1 and summary["shipped"]["questions"] == 2
+    assert summary["busy"] == 1 and summary["busy_nice"] == 10
+    assert summary["shipped"]["questions"] == 2
     assert "joint" not in summary and "plain" not in summary
 
 

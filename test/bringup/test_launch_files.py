@@ -379,6 +379,10 @@ def resolve_node(action: Node, context: Context) -> dict[str, Any]:
         "parameters": parameters,
         "remappings": list(action.kwargs.get("remappings") or []),
         "arguments": [str(perform(a, context)) for a in action.kwargs.get("arguments") or []],
+        # ExecuteProcess's prefix: None is "no prefix" (the launch-prefix argument aside).
+        "prefix": str(perform(action.kwargs["prefix"], context))
+        if action.kwargs.get("prefix") is not None
+        else "",
     }
 
 
@@ -489,6 +493,7 @@ def assert_nodes_match_profile(
         expected = {**spec.parameters, **(overrides or {}).get(spec.name, {})}
         inline = node["parameters"][len(files) :]
         assert (inline[0] if inline else {}) == expected
+        assert node["prefix"] == " ".join(spec.prefix())
 
 
 # --- the tests -------------------------------------------------------------------
@@ -514,6 +519,9 @@ def test_robot_launch_file_defaults_to_the_robot_profile(installed) -> None:
     resolved = run_launch_file("robot.launch.py")
     assert_nodes_match_profile(resolved, "robot", installed)
     assert set(resolved.declared) == {"profile", "overrides"}
+    # The detector yields the CPU to the model deciding a situation.
+    assert resolved.node("situation_detector")["prefix"] == "nice -n 10"
+    assert resolved.node("commonsense")["prefix"] == ""
 
 
 def test_a_launch_file_refuses_before_any_node_when_the_profile_lacks_something(

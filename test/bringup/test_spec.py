@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from cowp_ros.bringup.spec import load_profile, profile_names, with_parameter_overrides
+from cowp_ros.bringup.supervisor import node_command
 from cowp_ros.errors import CowpError
 from cowp_ros.resources import share_path
 
@@ -100,3 +104,41 @@ def test_spec_with_an_undefined_node_is_refused(tmp_path: Path) -> None:
 
 def test_spec_file_lives_in_the_share_folder() -> None:
     assert share_path("config", "bringup.yaml").is_file()
+
+
+def test_a_node_can_run_at_a_lower_cpu_priority() -> None:
+    """The detector yields the CPU to the model server, on the robot and in Gazebo."""
+    for profile in ("robot", "gazebo"):
+        detector = load_profile(profile).node("situation_detector")
+        assert detector.nice == 10 and detector.prefix() == ["nice", "-n", "10"]
+        assert load_profile(profile).node("commonsense").prefix() == []
+
+
+@pytest.mark.parametrize("nice", [-5, 20, 2.5, "high", True])
+def test_a_bad_nice_is_named(tmp_path: Path, nice: object) -> None:
+    spec = tmp_path / "bringup.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "nodes": {"planner": {"nice": nice}},
+                "profiles": {"p": {"description": "d", "nodes": ["planner"]}},
+            }
+        )
+    )
+    with pytest.raises(CowpError, match=r"node 'planner': nice must be a whole number from 0 to"):
+        load_profile("p", spec)
+
+
+def test_the_supervisor_starts_a_niced_node_at_the_lower_priority() -> None:
+    detector = load_profile("robot").node("situation_detector")
+    command = node_command(detector, None)
+    assert command[:3] == ["nice", "-n", "10"] and command[3] == sys.executable
+    # The prefix really lowers the process's priority (relative to ours).
+    ours = os.nice(0)
+    niced = subprocess.run(
+        [*detector.prefix(), sys.executable, "-c", "import os; print(os.nice(0))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert int(niced.stdout) == min(ours + 10, 19)
