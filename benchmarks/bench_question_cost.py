@@ -55,7 +55,7 @@ from typing import Any
 from bench_decision_time import percentile
 from bench_grounded_thresholds import Item, closed_world_plan, split_items
 
-from cowp_ros.bringup.spec import MAX_NICE
+from cowp_ros.bringup.spec import MAX_NICE, nice_prefix
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
@@ -164,7 +164,7 @@ class Server:
             "logprobs": True,
             "top_logprobs": 20,
         }
-        body, seconds, read = self._post(self.url, payload)
+        _, body, seconds, read = self._post(self.url, payload)
         choice = body["choices"][0]
         tokens = (choice.get("logprobs") or {}).get("content") or []
         return Asked(
@@ -184,8 +184,8 @@ class Server:
             "temperature": 0.0,
             "logprobs": 20,
         }
-        body, seconds, read = self._post(self.plain_url, payload)
-        top = parse_next_tokens_reply(json.dumps(body).encode()).top
+        raw, body, seconds, read = self._post(self.plain_url, payload)
+        top = parse_next_tokens_reply(raw).top
         alternatives = [{"token": a.token, "logprob": a.logprob} for a in top]
         return Asked(
             tokens=read,
@@ -194,16 +194,18 @@ class Server:
             use=log_odds([{"top_logprobs": alternatives}], 0, "no"),
         )
 
-    def _post(self, url: str, payload: dict[str, Any]) -> tuple[dict[str, Any], float, int]:
-        """(reply, seconds, prompt tokens read: not served by the prompt cache)"""
+    def _post(self, url: str, payload: dict[str, Any]) -> tuple[bytes, dict[str, Any], float, int]:
+        """(reply as sent, reply parsed, seconds, prompt tokens read: not served by the
+        prompt cache)"""
         request = urllib.request.Request(url, json.dumps(payload).encode(), self.headers)
         started = time.monotonic()
         with urllib.request.urlopen(request, timeout=120) as response:
-            body = json.loads(response.read())
+            raw = response.read()
         seconds = time.monotonic() - started
+        body = json.loads(raw)
         usage = body.get("usage") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
-        return body, seconds, int(usage.get("prompt_tokens") or 0) - int(cached)
+        return raw, body, seconds, int(usage.get("prompt_tokens") or 0) - int(cached)
 
 
 def as_dirt(asked: Asked) -> Asked:
@@ -321,9 +323,9 @@ def busy_cores(count: int, nice: int = 0) -> Iterator[None]:
     """`count` processes spinning on the CPU until the block ends (a stand-in for the
     other work of a robot's computer: a detector on the camera's frames, a planner),
     their priority lowered by `nice` (0: the usual one)."""
-    prefix = ["nice", "-n", str(nice)] if nice else []
     spinners = [
-        subprocess.Popen([*prefix, sys.executable, "-c", "while True: pass"]) for _ in range(count)
+        subprocess.Popen([*nice_prefix(nice), sys.executable, "-c", "while True: pass"])
+        for _ in range(count)
     ]
     try:
         yield

@@ -34,6 +34,12 @@ MAX_NICE = 19
 """The lowest CPU priority a node can be given (Linux's nice range, upwards from 0)."""
 
 
+def nice_prefix(nice: int) -> list[str]:
+    """The command prefix that runs a process at a CPU priority lowered by `nice`
+    (nothing at 0)."""
+    return ["nice", "-n", str(nice)] if nice else []
+
+
 @dataclass(frozen=True)
 class NodeSpec:
     """One node as a profile runs it: everything needed to start it as a process."""
@@ -52,7 +58,7 @@ class NodeSpec:
     def prefix(self) -> list[str]:
         """What the node's command line starts with: `nice -n N` when it runs at a lower
         CPU priority, as launch_ros's `prefix` and the supervisor both prepend it."""
-        return ["nice", "-n", str(self.nice)] if self.nice else []
+        return nice_prefix(self.nice)
 
     def ros_arguments(self, override_file: Path | None = None) -> list[str]:
         """`--ros-args` for the process, the same as launch_ros would pass."""

@@ -44,12 +44,20 @@ def destroy_actions(node: Node) -> None:
     """Destroy the node's action clients and servers now, on this thread.
 
     `Node.destroy_node` leaves them to the garbage collector (see the module docstring);
-    a node class that makes them calls this first in its own `destroy_node`, and so
-    does `OwnNode.close`."""
+    `ActionNode.destroy_node` and `OwnNode.close` call this first."""
     for waitable in list(node.waitables):
         destroy = getattr(waitable, "destroy", None)  # ActionClient, ActionServer
         if callable(destroy):
             destroy()
+
+
+class ActionNode(Node):
+    """A node that makes action clients or servers: its `destroy_node` destroys them
+    first (`destroy_actions`), so no node class has to remember to."""
+
+    def destroy_node(self) -> None:
+        destroy_actions(self)
+        super().destroy_node()
 
 
 class OwnNode:

@@ -24,7 +24,6 @@ from typing import Any
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.node import Node
 
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
@@ -32,7 +31,7 @@ from cowp_ros.resources import share_path
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
-from cowp_ros.ros.own_node import destroy_actions
+from cowp_ros.ros.own_node import ActionNode
 from cowp_ros.ros.parameters import Param, declare_parameters, positive
 from cowp_ros.ros.skill_backends.common import Timeouts
 from cowp_ros.ros.skill_backends.factory import build_backends
@@ -107,7 +106,7 @@ PARAMETERS = (
 )
 
 
-class SkillExecutor(Node):
+class SkillExecutor(ActionNode):
     """ExecuteSkill server over the skill layer; see the module docstring."""
 
     def __init__(self, **node_kwargs: Any) -> None:
@@ -226,12 +225,6 @@ class SkillExecutor(Node):
         else:
             self.get_logger().warning(f"{status.value}: {message}")
         return ExecuteSkill.Result(success=status is Status.SUCCEEDED, message=message)
-
-    def destroy_node(self) -> None:
-        """Its action server and the backends' action clients first: rclpy's
-        `destroy_node` leaves them to the garbage collector (`destroy_actions`)."""
-        destroy_actions(self)
-        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:

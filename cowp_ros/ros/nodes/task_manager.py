@@ -30,7 +30,6 @@ from typing import Any
 from rclpy.action import ActionClient, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.node import Node
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import Situation as SituationMsg
@@ -42,7 +41,7 @@ from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.node_main import run_node
-from cowp_ros.ros.own_node import destroy_actions
+from cowp_ros.ros.own_node import ActionNode
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
 from cowp_ros.ros.result_delivery import ResultAwareActionServer
 from cowp_ros.ros.task_run import TaskRun, resolve_task
@@ -117,7 +116,7 @@ PARAMETERS = (
 )
 
 
-class TaskManager(Node):
+class TaskManager(ActionNode):
     def __init__(self) -> None:
         super().__init__("task_manager")
         self.params = declare_parameters(self, PARAMETERS)
@@ -212,12 +211,6 @@ class TaskManager(Node):
             self.get_logger().warning(
                 "shutting down before the result of the task in flight went out to its client"
             )
-
-    def destroy_node(self) -> None:
-        """Its action server and the skill client first: rclpy's `destroy_node` leaves
-        them to the garbage collector (`destroy_actions`)."""
-        destroy_actions(self)
-        super().destroy_node()
 
 
 def main(args: list[str] | None = None) -> None:
