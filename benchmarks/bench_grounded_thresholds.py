@@ -3,6 +3,10 @@
     .venv/bin/python benchmarks/bench_grounded_thresholds.py --split dev   # choose
     .venv/bin/python benchmarks/bench_grounded_thresholds.py --split test  # report only
     .venv/bin/python benchmarks/bench_grounded_thresholds.py --smoke       # CI
+    .venv/bin/python benchmarks/bench_grounded_thresholds.py --split dev --propose \
+        --llm-url URL --llm-model NAME --json dev.json   # another model's entry
+    .venv/bin/python benchmarks/bench_grounded_thresholds.py --propose \
+        --from-json benchmarks/results/grounded_thresholds/dev.json --llm-model qwen2.5-coder-1.5b
 
 Items: every dataset situation of the split's tasks at every step the crowd named, and
 the split's benign distractors at their step. Each is put to the grounded monitor as the
@@ -16,8 +20,10 @@ question about the task) with its scores (use, dirty, need: each the log-odds of
 answer that blocks), the AUC of each question's score, for the use and task questions
 the threshold that maximises (true blocks - false alarms) on the items, weighted by
 crowd count, and the object decision under the configured thresholds (no use, or dirty
-while the task needs it clean). Thresholds are chosen on `--split dev` only and written by hand
-into config/grounded.yaml; `--split test` reports what they do there.
+while the task needs it clean). Thresholds are chosen on `--split dev` only, by the rule of
+`cowp_ros.methods.grounded.calibration` (`--propose` prints them as an entry of
+config/grounded.yaml; `--from-json` chooses from a kept run's scores without asking the
+model again); `--split test` reports what they do there.
 """
 
 from __future__ import annotations
@@ -26,13 +32,13 @@ import argparse
 import contextlib
 import dataclasses
 import functools
-import itertools
 import json
 import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cowp_ros.bench.annotations import Effect, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
@@ -40,9 +46,18 @@ from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.cli.bench import read_distractors
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.errors import CowpError
 from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.grounded.calibration import (
+    MARGIN,
+    ScoredItem,
+    blocks,
+    choose_object_thresholds,
+    choose_world_threshold,
+    object_gain,
+)
 from cowp_ros.methods.grounded.grounding import ground, plan_objects
 from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
@@ -190,55 +205,86 @@ def best_threshold(items: Sequence[Item]) -> tuple[float, float]:
     return best
 
 
+def scored(item: Item) -> ScoredItem:
+    """An object item as the threshold choice reads it."""
+    return ScoredItem(
+        item.blocking, item.weight, item.score or 0.0, item.dirty, item.need, item.task_dirty
+    )
+
+
+def object_items(items: Sequence[Item]) -> list[ScoredItem]:
+    return [scored(i) for i in items if i.by == "question" and i.score is not None]
+
+
 def object_gains(items: Sequence[Item], settings: GroundedSettings) -> dict[str, float]:
     """Crowd-weighted (true blocks - false alarms) of the object decision on `items`: at
     the configured thresholds, and the most any (use, dirty, need) thresholds reach (each
-    at a midpoint between neighbouring scores); the choice is made by hand among those
-    that reach it (`config/grounded.yaml` says where each sits)."""
-    group = [i for i in items if i.by == "question" and i.score is not None]
-    dirt = [i for i in group if i.dirty is not None and i.need is not None]
-
-    def gain(use: float, dirty: float, need: float) -> float:
-        chosen = dataclasses.replace(
-            settings, use_threshold=use, dirty_threshold=dirty, need_threshold=need
-        )
-        return sum(
-            (i.weight if i.blocking else -i.weight)
-            for i in group
-            if blocks_by_object_questions(i, chosen)
-        )
-
-    def cuts(values: set[float]) -> list[float]:
-        ordered = sorted(values) or [0.0]
-        ends = [ordered[0] - 0.5, ordered[-1] + 0.5]
-        return [*ends, *((a + b) / 2 for a, b in itertools.pairwise(ordered))]
-
-    best = max(
-        (
-            gain(use, dirty, need)
-            for use in cuts({i.score or 0.0 for i in group})
-            for dirty in cuts({i.dirty or 0.0 for i in dirt})
-            for need in cuts({i.need or 0.0 for i in dirt})
-        ),
-        default=0.0,
+    at a midpoint between neighbouring scores, however close to an item)."""
+    group = object_items(items)
+    best = choose_object_thresholds(group, margin=0.0)
+    configured = object_gain(
+        group, settings.use_threshold, settings.dirty_threshold, settings.need_threshold
     )
-    configured = gain(settings.use_threshold, settings.dirty_threshold, settings.need_threshold)
-    return {"configured": configured, "best": best}
+    return {"configured": configured, "best": best.gain if best else 0.0}
 
 
 def blocks_by_object_questions(item: Item, settings: GroundedSettings) -> bool:
     """The object decision under the configured thresholds: no use, or dirty and needed
     clean (by a task whose own words do not call it dirty)."""
-    if item.score is not None and item.score >= settings.use_threshold:
-        return True
-    expected_dirty = item.task_dirty is not None and item.task_dirty >= 0.0  # the model's word
-    return (
-        item.dirty is not None
-        and item.need is not None
-        and item.dirty >= settings.dirty_threshold
-        and item.need >= settings.need_threshold
-        and not expected_dirty
+    return item.score is not None and blocks(
+        scored(item), settings.use_threshold, settings.dirty_threshold, settings.need_threshold
     )
+
+
+def proposal(items: Sequence[Item], settings: GroundedSettings, margin: float) -> dict[str, Any]:
+    """The thresholds the items choose by `cowp_ros.methods.grounded.calibration`'s rule;
+    the stand-in settings are kept from the configured entry (they are chosen with
+    benchmarks/bench_stand_ins.py)."""
+    chosen = choose_object_thresholds(object_items(items), margin)
+    if chosen is None:
+        raise CowpError(
+            f"no thresholds keep {margin} from every item they decide",
+            hint="lower --margin, or read the items' scores: the model may not separate them",
+        )
+    world = choose_world_threshold(
+        [(i.score, i.blocking) for i in items if i.by == "world question" and i.score is not None],
+        margin,
+    )
+    entry: dict[str, float | int] = {
+        "use_threshold": chosen.use,
+        "dirty_threshold": chosen.dirty,
+        "need_threshold": chosen.need,
+        "world_threshold": world.threshold if world else settings.world_threshold,
+        "role_threshold": settings.role_threshold,
+        "max_candidates": settings.max_candidates,
+        "min_similarity": settings.min_similarity,
+    }
+    GroundedSettings.parse(settings.model, entry, "the proposal")  # a valid entry, checked
+    return {
+        "margin": margin,
+        "entry": entry,
+        "object_gain": chosen.gain,
+        "object_best_gain": chosen.best_gain,
+        "closest_decided_item": chosen.margin,
+        "world": None if world is None else dataclasses.asdict(world),
+    }
+
+
+KEPT_SETTINGS = ("role_threshold", "max_candidates", "min_similarity")
+
+
+def entry_yaml(model: str, proposed: dict[str, Any], split: str) -> str:
+    """The proposal as an entry of config/grounded.yaml's `models:`."""
+    lines = [
+        f"  {model}:",
+        f"    # bench_grounded_thresholds.py --split {split} --propose: each threshold at least",
+        f"    # {proposed['margin']} from every {split} item it decides; object gain "
+        f"{proposed['object_gain']:g} (at most {proposed['object_best_gain']:g} any reach)",
+    ]
+    for key, value in proposed["entry"].items():
+        note = "  # kept: a stand-in setting (docs/grounded.md)" if key in KEPT_SETTINGS else ""
+        lines.append(f"    {key}: {value}{note}")
+    return "\n".join(lines)
 
 
 def object_decision_report(items: Sequence[Item], settings: GroundedSettings) -> dict[str, object]:
@@ -415,24 +461,96 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=("question", "world question"),
         help="score only the items decided this way (the others are listed unscored)",
     )
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        metavar="PATH",
+        help="read the items' scores from a file --json wrote instead of asking a model "
+        "(its split is its tasks'; give --llm-model when the file does not name its model)",
+    )
+    parser.add_argument(
+        "--propose",
+        action="store_true",
+        help="choose the model's thresholds from the dev items by one rule and print them "
+        "as an entry of config/grounded.yaml (docs/grounded.md, 'With a stronger model server')",
+    )
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=MARGIN,
+        help=f"how far a proposed threshold keeps from every item it decides (default {MARGIN})",
+    )
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
-    tasks, items = split_items(
-        args.split, args.dataset, args.near_misses, tasks=1 if args.smoke else None
-    )
-    with contextlib.ExitStack() as stack:
-        if args.smoke:
-            items = items[:6]
-            args.llm_url = stack.enter_context(sensible_model_server())
-            args.llm_model, args.no_cache = "scripted", True
-        return _run(args, items, tasks)
+    try:
+        if args.from_json:
+            return _report(args, *_kept_items(args))
+        if args.propose and args.split != "dev":
+            raise CowpError(
+                f"--propose chooses thresholds, and they are chosen on the dev tasks only, "
+                f"not on --split {args.split}",
+                hint="run --split dev --propose; --split test reports what they do there",
+            )
+        tasks, items = split_items(
+            args.split, args.dataset, args.near_misses, tasks=1 if args.smoke else None
+        )
+        with contextlib.ExitStack() as stack:
+            if args.smoke:
+                items = items[:6]
+                args.llm_url = stack.enter_context(sensible_model_server())
+                args.llm_model, args.no_cache = "scripted", True
+            with open_model(settings_from_args(args)) as model:
+                decide(items, model, args.only)
+                name = model.name
+        return _report(args, tasks, items, name)
+    except CowpError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
 
 
-def _run(args: argparse.Namespace, items: list[Item], tasks: list[str]) -> int:
-    with open_model(settings_from_args(args)) as model:
-        decide(items, model, args.only)
-        settings = GroundedSettings.for_model(model.name)
+def _kept_items(args: argparse.Namespace) -> tuple[list[str], list[Item], str]:
+    """The tasks, items and model of a file --json wrote (its split overrides --split)."""
+    path: Path = args.from_json
+    try:
+        kept = json.loads(path.read_text())
+        items = [Item(**raw) for raw in kept["items"]]
+    except OSError as err:
+        raise CowpError(f"cannot read {path}: {err.strerror}") from None
+    except (ValueError, KeyError, TypeError) as err:
+        raise CowpError(
+            f"{path} is not a file bench_grounded_thresholds.py --json wrote ({err})",
+            hint="give the JSON file of a --json run",
+        ) from None
+    args.split = split_of(items, path)
+    if args.propose and args.split != "dev":
+        raise CowpError(
+            f"{path} holds {args.split} items; thresholds are chosen on the dev tasks only",
+            hint="propose from a --split dev run's file",
+        )
+    name = kept.get("model") or args.llm_model
+    if not name:
+        raise CowpError(
+            f"{path} does not say which model scored its items",
+            hint="give --llm-model NAME (its entry in config/grounded.yaml is reported)",
+        )
+    tasks = kept.get("tasks") or sorted({i.task for i in items})
+    return list(tasks), items, name
+
+
+def split_of(items: Sequence[Item], source: Path) -> str:
+    """The split the items' tasks belong to (read from the tasks, not from a label)."""
+    splits = {split for split, names in split_tasks().items() for i in items if i.task in names}
+    if len(splits) != 1:
+        raise CowpError(
+            f"{source}: its items come from {len(splits)} splits ({', '.join(sorted(splits))})",
+            hint="give a file of one split's items (a --split dev or --split test run)",
+        )
+    return splits.pop()
+
+
+def _report(args: argparse.Namespace, tasks: list[str], items: list[Item], model: str) -> int:
+    settings = GroundedSettings.for_model(model)
     for item in items:
         scores = " ".join(
             "     -" if value is None else f"{value:6.2f}"
@@ -441,14 +559,25 @@ def _run(args: argparse.Namespace, items: list[Item], tasks: list[str]) -> int:
         label = "BLOCK" if item.blocking else "fine "
         print(f"{item.task:10} {item.action:14} {label} {item.by:15} {scores}  {item.text}")
     summary = report(items, settings)
-    print(json.dumps({"split": args.split, "tasks": tasks, **summary}, indent=1))
+    proposed = proposal(items, settings, args.margin) if args.propose else None
+    if proposed is not None:
+        summary["proposal"] = proposed
+    print(json.dumps({"split": args.split, "tasks": tasks, "model": model, **summary}, indent=1))
+    if proposed is not None:
+        print(f"\nthe {args.split} items' entry for config/grounded.yaml (under models:):")
+        print(entry_yaml(model, proposed, args.split))
     if args.plot:
         title = f"{args.split} tasks, {settings.model}: P(blocking answer) vs blocking"
         plot_reliability(reliability_groups(items, settings), args.plot, title)
     if args.json:
-        args.json.write_text(
-            json.dumps({"summary": summary, "items": [i.__dict__ for i in items]}, indent=1)
-        )
+        kept = {
+            "split": args.split,
+            "tasks": tasks,
+            "model": model,
+            "summary": summary,
+            "items": [i.__dict__ for i in items],
+        }
+        args.json.write_text(json.dumps(kept, indent=1))
     return 0
 
 
