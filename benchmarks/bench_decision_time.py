@@ -25,7 +25,8 @@ and every answer is asked anew (no answer cache), so the times are the model's o
   model's part, as the node reports it in `model_seconds`, is kept beside it).
 
 Printed per source: items, the share decided without a question, and p50 / p95 / max
-seconds for harmless and blocking decisions apart. The machine's load and the server's
+seconds for harmless and blocking decisions apart, with the share within the target
+(1.5 s harmless, 3 s blocking) and its 95 % Wilson interval. The machine's load and the server's
 prompt speed are printed with them, the speed measured before the items on the
 questions' own prompts: the shared prefix read cold (tokens a second), and a question's
 own words read after it, as a situation's are (the median of five). A decision costs
@@ -55,6 +56,7 @@ from bench_grounded_thresholds import NEAR_MISSES, Item, items_for, near_miss_it
 
 from cowp_ros.bench.annotations import load_annotations
 from cowp_ros.bench.dataset import SituationDataset
+from cowp_ros.bench.results import wilson
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.llm.client import SYSTEM_PROMPT
 from cowp_ros.llm.evaluation import default_dataset_dir
@@ -87,8 +89,8 @@ class Summary:
     items: int = 0
     without_question: int = 0
     errors: int = 0
-    harmless: dict[str, float] = field(default_factory=dict)
-    blocking: dict[str, float] = field(default_factory=dict)
+    harmless: dict[str, Any] = field(default_factory=dict)
+    blocking: dict[str, Any] = field(default_factory=dict)
     asked_ahead: dict[str, float] = field(default_factory=dict)
 
 
@@ -99,14 +101,26 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank]
 
 
-def spread(values: Sequence[float]) -> dict[str, float]:
+TARGETS = {"harmless": 1.5, "blocking": 3.0}
+"""Seconds of model time a decision should stay within, p95 (a harmless remark must not
+stop the robot for long; a blocking decision may take longer, before any stand-in)."""
+
+
+def spread(values: Sequence[float], target: float) -> dict[str, Any]:
+    """p50 / p95 / max, and the share within `target` with its 95 % Wilson interval: with
+    a few dozen decisions the p95 is nearly the max, the share says how sure that is."""
     if not values:
         return {}
+    within = sum(1 for v in values if v <= target)
+    low, high = wilson(within, len(values)) or (0.0, 100.0)
     return {
         "n": len(values),
         "p50": round(percentile(values, 50), 2),
         "p95": round(percentile(values, 95), 2),
         "max": round(max(values), 2),
+        "target": target,
+        "within_target": f"{within}/{len(values)}",
+        "within_target_interval_pct": [low, high],
     }
 
 
@@ -118,8 +132,8 @@ def summarise(source: str, timed: Sequence[Timed]) -> Summary:
         items=len(timed),
         without_question=len(done) - len(asked),
         errors=len(timed) - len(done),
-        harmless=spread([t.seconds for t in asked if not t.blocks]),
-        blocking=spread([t.seconds for t in asked if t.blocks]),
+        harmless=spread([t.seconds for t in asked if not t.blocks], TARGETS["harmless"]),
+        blocking=spread([t.seconds for t in asked if t.blocks], TARGETS["blocking"]),
         asked_ahead=ahead_spread([t for t in done if t.ahead]),
     )
 

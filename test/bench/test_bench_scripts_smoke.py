@@ -104,6 +104,12 @@ def test_bench_decision_time(tmp_path: Path) -> None:
     assert '"source": "cowp run"' in out and '"source": "commonsense node"' in out
     summary = json.loads(out)
     assert summary["prompt_speed"]["prefix"] > 0 and summary["prompt_speed"]["question"] > 0
+    decided = [s[kind] for s in summary["sources"] for kind in ("harmless", "blocking")]
+    assert any(decided) and all(
+        "/" in line["within_target"] and len(line["within_target_interval_pct"]) == 2
+        for line in decided
+        if line
+    )
     timed = json.loads((tmp_path / "times.json").read_text())
     assert {t["source"] for t in timed} == {"cowp run", "commonsense node"}
     assert all(not t["error"] for t in timed)
