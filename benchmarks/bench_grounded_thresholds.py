@@ -42,7 +42,7 @@ from typing import Any
 
 from cowp_ros.bench.annotations import Effect, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
-from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.chaos.answers import SMOKE_HELP, answer_smoke_runs
 from cowp_ros.cli.bench import read_distractors
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
@@ -498,8 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.ExitStack() as stack:
             if args.smoke:
                 items = items[:6]
-                args.llm_url = stack.enter_context(sensible_model_server())
-                args.llm_model, args.no_cache = "scripted", True
+                answer_smoke_runs(args, stack)
             with open_model(settings_from_args(args)) as model:
                 decide(items, model, args.only)
                 name = model.name

@@ -56,7 +56,7 @@ from bench_decision_time import percentile
 from bench_grounded_thresholds import Item, closed_world_plan, split_items
 
 from cowp_ros.bringup.spec import MAX_NICE, nice_prefix
-from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.chaos.answers import SMOKE_HELP, answer_smoke_runs
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.client import SYSTEM_PROMPT, WARM_QUESTION
@@ -376,8 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         if args.smoke:
             about = about[:6]
-            args.llm_url = stack.enter_context(sensible_model_server())
-            args.llm_model, args.no_cache = "scripted", True
+            answer_smoke_runs(args, stack)
         settings = stack.enter_context(llm_endpoint(settings_from_args(args)))
         server = Server(str(settings.base_url), settings.model or "default", settings.api_key)
         stack.enter_context(busy_cores(args.busy, args.busy_nice))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cowp_ros.bench.annotations import TaskAnnotation, load_annotations
-from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.chaos.answers import SMOKE_HELP, answer_smoke_runs
 from cowp_ros.cowp.roles import candidate_types, role_actions
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.methods.paper.acquirer import (
@@ -160,8 +160,7 @@ def main() -> int:
         splits: dict[str, list[Judged]] = {"dev": [], "test": []}
         with contextlib.ExitStack() as stack:
             if args.smoke:
-                args.llm_url = stack.enter_context(sensible_model_server())
-                args.llm_model, args.no_cache = "scripted", True
+                answer_smoke_runs(args, stack)
             model = stack.enter_context(open_model(settings_from_args(args)))
             for split, names in tasks:
                 for name in names:

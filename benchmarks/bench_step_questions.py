@@ -39,7 +39,7 @@ from pathlib import Path
 
 from bench_grounded_thresholds import Item, closed_world_plan, split_items
 
-from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
+from cowp_ros.chaos.answers import SMOKE_HELP, answer_smoke_runs
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.endpoint import open_model
@@ -191,8 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         if args.smoke:
             items = items[:6]
-            args.llm_url = stack.enter_context(sensible_model_server())
-            args.llm_model, args.no_cache = "scripted", True
+            answer_smoke_runs(args, stack)
         with open_model(settings_from_args(args)) as model:
             use_threshold = GroundedSettings.for_model(model.name).use_threshold
             scored: list[Scored] = []

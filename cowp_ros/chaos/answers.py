@@ -16,6 +16,7 @@ sentence's words; free-text questions get the first matching `texts` rule or `de
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import re
@@ -87,6 +88,13 @@ class SensibleModel:
 SMOKE_HELP = "a tiny run against the scripted model server (for CI; its figures mean nothing)"
 """The --smoke help of the bench scripts: each runs in CI in a tiny configuration, with
 this module's server standing in for the language model, so that none can rot."""
+
+
+def answer_smoke_runs(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+    """Point a bench script's language-model arguments (`add_llm_arguments`) at a scripted
+    server for the length of `stack`, never cached: what `--smoke` asks of every script."""
+    args.llm_url = stack.enter_context(sensible_model_server())
+    args.llm_model, args.no_cache = "scripted", True
 
 
 @contextlib.contextmanager
