@@ -238,8 +238,8 @@ def blocks_by_object_questions(item: Item, settings: GroundedSettings) -> bool:
 
 def proposal(items: Sequence[Item], settings: GroundedSettings, margin: float) -> dict[str, Any]:
     """The thresholds the items choose by `cowp_ros.methods.grounded.calibration`'s rule;
-    the stand-in settings are kept from the configured entry (they are chosen with
-    benchmarks/bench_stand_ins.py)."""
+    the stand-in settings are kept from the configured entry (they are not chosen from
+    these items: docs/grounded.md says how)."""
     chosen = choose_object_thresholds(object_items(items), margin)
     if chosen is None:
         raise CowpError(

@@ -58,12 +58,18 @@ def blocks(item: ScoredItem, use: float, dirty: float, need: float) -> bool:
     return item.use >= use or dirt_blocks(item, dirty, need)
 
 
-def dirt_blocks(item: ScoredItem, dirty: float, need: float) -> bool:
+def open_to_dirt(item: ScoredItem) -> bool:
+    """Dirt can block it: both dirt questions were asked, and the task's own words do not
+    call it dirty (the model's word, P(yes) >= 0.5: dirt the task expects is no news)."""
     expected = item.task_dirty is not None and item.task_dirty >= 0.0
+    return item.dirty is not None and item.need is not None and not expected
+
+
+def dirt_blocks(item: ScoredItem, dirty: float, need: float) -> bool:
     return (
-        item.dirty is not None
+        open_to_dirt(item)
+        and item.dirty is not None
         and item.need is not None
-        and not expected
         and item.dirty >= dirty
         and item.need >= need
     )
@@ -109,10 +115,7 @@ class _Arrays:
         self.use = column([i.use for i in items])
         self.dirty = column([i.dirty for i in items])
         self.need = column([i.need for i in items])
-        expected = np.array(
-            [i.task_dirty is not None and i.task_dirty >= 0.0 for i in items], dtype=bool
-        )
-        self.open_to_dirt = ~expected & ~np.isnan(self.dirty) & ~np.isnan(self.need)
+        self.open_to_dirt = np.array([open_to_dirt(i) for i in items], dtype=bool)
         self.signed = np.array([i.weight if i.blocking else -i.weight for i in items], dtype=float)
 
 
@@ -181,10 +184,10 @@ def _decided_scores(
         i.dirty
         for i in items
         if i.use < use
+        and open_to_dirt(i)
         and i.dirty is not None
         and i.need is not None
         and i.need >= need
-        and not (i.task_dirty is not None and i.task_dirty >= 0.0)
     ]
     return by_use, by_dirty
 
@@ -203,10 +206,10 @@ def _centred(
 ) -> tuple[float, float, float]:
     """Each threshold moved to the middle of its gap between the items it decides (the
     decisions stay the same: no decided item lies inside the gap)."""
+    # The need is a role's, whatever the situation: it sits between the dev roles'.
+    roles = [i.need for i in items if i.need is not None]
     for _ in range(3):  # moving one can change which items another decides
         by_use, by_dirty = _decided_scores(items, use, dirty, need)
-        # The need is a role's, whatever the situation: it sits between the dev roles'.
-        roles = [i.need for i in items if i.need is not None]
         moved = (_middle(by_use, use), _middle(by_dirty, dirty), _middle(roles, need))
         if moved == (use, dirty, need):
             break
