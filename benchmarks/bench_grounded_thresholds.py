@@ -558,13 +558,13 @@ def _report(args: argparse.Namespace, tasks: list[str], items: list[Item], model
         label = "BLOCK" if item.blocking else "fine "
         print(f"{item.task:10} {item.action:14} {label} {item.by:15} {scores}  {item.text}")
     summary = report(items, settings)
-    proposed = proposal(items, settings, args.margin) if args.propose else None
-    if proposed is not None:
-        summary["proposal"] = proposed
+    proposed, failure = None, None
+    if args.propose:
+        try:
+            proposed = summary["proposal"] = proposal(items, settings, args.margin)
+        except CowpError as err:  # the scores are kept first: asking for them took long
+            failure = err
     print(json.dumps({"split": args.split, "tasks": tasks, "model": model, **summary}, indent=1))
-    if proposed is not None:
-        print(f"\nthe {args.split} items' entry for config/grounded.yaml (under models:):")
-        print(entry_yaml(model, proposed, args.split))
     if args.plot:
         title = f"{args.split} tasks, {settings.model}: P(blocking answer) vs blocking"
         plot_reliability(reliability_groups(items, settings), args.plot, title)
@@ -577,6 +577,11 @@ def _report(args: argparse.Namespace, tasks: list[str], items: list[Item], model
             "items": [i.__dict__ for i in items],
         }
         args.json.write_text(json.dumps(kept, indent=1))
+    if failure is not None:
+        raise failure
+    if proposed is not None:
+        print(f"\nthe {args.split} items' entry for config/grounded.yaml (under models:):")
+        print(entry_yaml(model, proposed, args.split))
     return 0
 
 

@@ -3,6 +3,7 @@ from its dev scores, here from the kept run of the embedded model (no model aske
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,16 @@ def test_a_rerun_from_its_own_file_needs_no_model_name(tmp_path: Path) -> None:
     second = bench("--from-json", str(again), "--propose")
     assert second.returncode == 0, second.stderr[-2000:]
     assert f'"model": "{MODEL}"' in second.stdout and '"split": "dev"' in second.stdout
+
+
+def test_no_proposal_within_the_margin_is_said_and_the_scores_are_kept(tmp_path: Path) -> None:
+    kept = tmp_path / "scores.json"
+    done = bench(
+        "--from-json", str(KEPT / "dev.json"), "--propose", "--llm-model", MODEL,
+        "--margin", "0.6", "--json", str(kept),
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no thresholds keep 0.6 from every item they decide" in done.stderr
+    assert "lower --margin" in done.stderr
+    assert "entry for config/grounded.yaml" not in done.stdout
+    assert len(json.loads(kept.read_text())["items"]) == 145
