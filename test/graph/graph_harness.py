@@ -6,6 +6,7 @@ The shape of launch_testing (start, wait until ready, act, assert, shut down) wi
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +15,11 @@ from typing import Any
 import yaml
 
 from cowp_ros.bringup.spec import Profile, load_profile, with_parameter_overrides
+from cowp_ros.ros.clients.task_client import TaskClient
 from cowp_ros.ros.own_node import OwnNode
+
+TROUBLE = ("WARN", "ERROR", "Traceback", "failed to send", "Failed to send")
+"""Words of a node log line that a failed graph test quotes."""
 
 
 def partial_profile(
@@ -69,3 +74,38 @@ def scenario_file(tmp_path: Path, name: str, document: dict[str, Any]) -> Path:
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(document))
     return path
+
+
+def node_log_trouble(logs: Path, tail: int = 12) -> str:
+    """The warnings and errors of every node log under `logs` and the task manager's
+    last lines: what a failed wait quotes, so that a failure in CI says why."""
+    said: list[str] = []
+    for log in sorted(logs.glob("*.log")):
+        lines = log.read_text(errors="replace").splitlines()
+        trouble = [line for line in lines if any(word in line for word in TROUBLE)]
+        if log.stem == "task_manager":
+            trouble = list(dict.fromkeys(trouble + lines[-tail:]))
+        said += [f"  {log.stem}: {line[:300]}" for line in trouble[-tail:]]
+    return "\n".join(said) or "  (the node logs say nothing wrong)"
+
+
+def wait_until_executing(client: TaskClient, timeout_s: float, logs: Path) -> None:
+    """Wait until the task manager reports the run's first step in its feedback.
+
+    The feedback reaches the goal's own client, so nothing here depends on a topic
+    subscription of the test matching in time. A run that ends first, or no step by
+    the deadline, fails at once with what the task manager said and its nodes logged.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not any(f.phase == "executing" for f in client.all_feedback):
+        said = "; ".join(f"[{f.phase}] {f.last_event}" for f in client.all_feedback)
+        if client.is_task_complete():
+            result = client.get_result()
+            raise AssertionError(
+                f"the task ended before its first step ({result.outcome.value}: "
+                f"{result.explanation}); it said: {said or 'nothing'}\n{node_log_trouble(logs)}"
+            )
+        assert time.monotonic() < deadline, (
+            f"no step within {timeout_s} s; the task manager said: {said or 'nothing'}\n"
+            f"{node_log_trouble(logs)}"
+        )
