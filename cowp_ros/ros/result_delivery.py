@@ -5,20 +5,31 @@ has asked for it (`get_result`), on the executor's threads, some time after the 
 returns. A node that is about to go (Ctrl-C during a task) must not destroy itself in
 between, or the client waits for a result that never comes. `wait_result_sent` is the
 synchronisation: it returns once the result went out to a client that asked for it,
-or when the time is up (no client asked), instead of a guess of how long sending takes.
+or when the time is up (no client asked, or the result could not be sent), instead of
+a guess of how long sending takes.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from typing import Any
 
 from rclpy.action import ActionServer
+from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.task import Future
+
+RCLError = rclpy_implementation.RCLError
 
 KEPT_GOALS = 64
 """Goals whose "result sent" is remembered (the latest ones; a shutdown asks about one)."""
+
+RESEND_FOR_S = 3.0
+"""How long a result the middleware refused to send is tried again (the client's
+response reader not matched yet); a shutdown waits for it within its grace."""
+
+RESEND_EVERY_S = 0.1
 
 
 class ResultAwareActionServer(ActionServer):
@@ -39,14 +50,37 @@ class ResultAwareActionServer(ActionServer):
             return event
 
     def _send_result_response(self, request_header: Any, future: Future[Any]) -> None:
-        """rclpy's own sending (a done callback of the goal's result future), then the
-        goal is marked sent: its client has the result, or is gone."""
-        try:
-            super()._send_result_response(request_header, future)
-        finally:
-            for goal_id, result in list(self._result_futures.items()):
-                if result is future:
-                    self._sent_event(goal_id).set()
+        """Send the result to a client that asked for it (a done callback of the goal's
+        result future, as in rclpy), and mark the goal sent only once the middleware
+        took it.
+
+        rclpy's own sending logs a failure and goes on. The failure that matters is the
+        middleware's refusal to answer a client whose response reader the server has
+        not matched yet (Fast DDS's rmw waits 100 ms for it, then drops the response):
+        under load, a client's result request can arrive before that. So a refused
+        send is tried again for `RESEND_FOR_S`; a client that went away meanwhile is
+        answered at once by the middleware (nothing to send to).
+        """
+        response = future.result()
+        if not response:
+            return
+        deadline = time.monotonic() + RESEND_FOR_S
+        while True:
+            try:
+                with self._lock:
+                    self._handle.send_result_response(request_header, response)
+                break
+            except RCLError as err:
+                if time.monotonic() >= deadline:
+                    self._logger.warning(
+                        f"could not send a goal's result to its client for {RESEND_FOR_S:g} s: "
+                        f"{err}"
+                    )
+                    return
+                time.sleep(RESEND_EVERY_S)
+        for goal_id, result in list(self._result_futures.items()):
+            if result is future:
+                self._sent_event(goal_id).set()
 
     def wait_result_sent(self, goal_id: bytes, timeout_s: float) -> bool:
         """Wait until the result of goal `goal_id` went out to a client that asked for

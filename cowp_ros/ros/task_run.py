@@ -132,6 +132,7 @@ class TaskRun:
             configured=self.node.present,
             timeout_s=self.node.params["planner_timeout_s"],
             cancel=self.cancel,
+            clients=self.node.service_clients,
         )
         self.log.info(f"planning with the objects of {self.presence.source}")
         phrases = ActionPhrases(spec.phrases)
@@ -143,11 +144,19 @@ class TaskRun:
             timeout_s=self.node.params["commonsense_timeout_s"],
             clock=self.clock,
             cancel=self.cancel,
+            clients=self.node.service_clients,
         )
-        planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel)
+        planner = PlannerClient(
+            self.node, clock=self.clock, cancel=self.cancel, clients=self.node.service_clients
+        )
         self.clients = [commonsense, planner]
         method = get_method(self.node.params["method"])
-        peer = ask_peer_method(self.node, timeout_s=PEER_TIMEOUT_S, cancel=self.cancel)
+        peer = ask_peer_method(
+            self.node,
+            timeout_s=PEER_TIMEOUT_S,
+            cancel=self.cancel,
+            clients=self.node.service_clients,
+        )
         problem = mismatch(method.name, peer) if peer is not None else None
         if problem:
             raise CowpError(problem, hint="`ros2 param get /commonsense method` says its method")

@@ -13,14 +13,18 @@ from typing import Any
 
 import pytest
 import rclpy
+from action_msgs.msg import GoalStatus
 from rcl_interfaces.srv import GetParameters
 from rclpy.action import ActionClient
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.task import Future
 
 from cowp_interfaces.action import RunTask
+from cowp_ros.ros import result_delivery
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.nodes.task_manager import TaskManager
+from cowp_ros.ros.result_delivery import RCLError, ResultAwareActionServer
 
 pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings("ignore:failed to send response")]
 
@@ -119,3 +123,68 @@ def test_a_shutdown_goes_only_after_the_result_went_out(graph) -> None:
     answer = result.result().result
     assert answer.outcome == "aborted" and "shutting down" in answer.explanation
     assert answer.report_path and Path(answer.report_path).is_file()
+
+
+class RefusingHandle:
+    """rclpy's action server handle as the middleware acts while the client's response
+    reader is not matched yet: the first `refusals` sends raise, then they go out."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals = refusals
+        self.sent: list[Any] = []
+
+    def send_result_response(self, _header: Any, response: Any) -> None:
+        if self.refusals > 0:
+            self.refusals -= 1
+            raise RCLError("client will not receive response")
+        self.sent.append(response)
+
+
+@pytest.fixture
+def bare_server() -> Iterator[ResultAwareActionServer]:
+    """A result-aware server whose handle is swapped for a `RefusingHandle` by the test
+    (nothing spins: the test calls the sending itself, as the executor would)."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = Node("result_resend", context=context)
+    server = ResultAwareActionServer(
+        node, RunTask, "/result_resend/run_task", execute_callback=lambda _goal: None
+    )
+    real = server._handle
+    try:
+        yield server
+    finally:
+        server._handle = real
+        server._result_futures.clear()  # the test's own, never registered with rclpy
+        server.destroy()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+
+
+def finished_goal(server: ResultAwareActionServer) -> tuple[bytes, Future]:
+    goal_id = bytes(range(16))
+    future: Future = Future()
+    future.set_result(RunTask.Impl.GetResultService.Response(status=GoalStatus.STATUS_ABORTED))
+    server._result_futures[goal_id] = future
+    return goal_id, future
+
+
+def test_a_refused_result_is_sent_again_and_only_then_marked_sent(bare_server) -> None:
+    handle = RefusingHandle(refusals=3)
+    bare_server._handle = handle
+    goal_id, future = finished_goal(bare_server)
+    bare_server._send_result_response(object(), future)
+    assert len(handle.sent) == 1 and handle.refusals == 0
+    assert bare_server.wait_result_sent(goal_id, 0.0)
+
+
+def test_a_result_never_taken_is_not_marked_sent(bare_server, monkeypatch) -> None:
+    """A shutdown must not take "refused for RESEND_FOR_S" for "sent": it warns instead."""
+    monkeypatch.setattr(result_delivery, "RESEND_FOR_S", 0.3)
+    handle = RefusingHandle(refusals=1000)
+    bare_server._handle = handle
+    goal_id, future = finished_goal(bare_server)
+    started = time.monotonic()
+    bare_server._send_result_response(object(), future)
+    assert 0.3 <= time.monotonic() - started < 2.0
+    assert handle.sent == [] and not bare_server.wait_result_sent(goal_id, 0.0)

@@ -36,6 +36,7 @@ from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.methods.paper.predicates import SituationFact
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep
+from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.conversions import (
     TaskContext,
@@ -76,7 +77,10 @@ class CommonsenseClient:
         timeout_s: float = 600.0,
         clock: PhaseClock | None = None,
         cancel: CancelToken = NEVER,
+        clients: KeptClients | None = None,
     ) -> None:
+        """`clients`: the node's kept clients (a long-lived node passes its own, see
+        kept_clients.py); without them the clients are this object's, destroyed by `close`."""
         self.node = node
         self.task_name = task_name
         self.description = description
@@ -84,10 +88,10 @@ class CommonsenseClient:
         self.timeout_s = timeout_s
         self.clock = clock
         self.cancel = cancel
-        self.check_client: Client[Any, Any] = node.create_client(CheckPlan, CHECK_PLAN_SERVICE)
-        self.acquire_client: Client[Any, Any] = node.create_client(
-            AcquireKnowledge, ACQUIRE_SERVICE
-        )
+        self._own_clients = clients is None
+        self._clients = KeptClients(node) if clients is None else clients
+        self.check_client: Client[Any, Any] = self._clients.get(CheckPlan, CHECK_PLAN_SERVICE)
+        self.acquire_client: Client[Any, Any] = self._clients.get(AcquireKnowledge, ACQUIRE_SERVICE)
         self.calls = {"check": 0, "acquire": 0}
         self.model_name = ""
         """The model that answered, as the node names it ("" until it answered)."""
@@ -102,8 +106,8 @@ class CommonsenseClient:
         self._facts: dict[str, SituationFact] = {}
 
     def close(self) -> None:
-        self.node.destroy_client(self.check_client)
-        self.node.destroy_client(self.acquire_client)
+        if self._own_clients:
+            self._clients.close()
 
     def _context(self, task: PlanningTask) -> TaskContext:
         return TaskContext(self.task_name, self.description, self.phrases, task)

@@ -20,6 +20,7 @@ from rclpy.node import Node
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.errors import CowpError
 from cowp_ros.methods.registry import DEFAULT_METHOD, METHODS_ENV, method_names
+from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.names import CHECK_PLAN_SERVICE
 from cowp_ros.ros.parameters import Param
 from cowp_ros.ros.waiting import call_service
@@ -82,22 +83,23 @@ def peer_from_response(peer: str, response: Any) -> PeerMethod:
     return PeerMethod(peer, values[0].string_value, model)
 
 
-def ask_peer_method(node: Node, *, timeout_s: float, cancel: CancelToken) -> PeerMethod | None:
-    """The commonsense node's method and model; None when no node serves CheckPlan."""
+def ask_peer_method(
+    node: Node, *, timeout_s: float, cancel: CancelToken, clients: KeptClients
+) -> PeerMethod | None:
+    """The commonsense node's method and model; None when no node serves CheckPlan.
+
+    Asked through the node's kept client of the peer's `get_parameters` (the one the
+    start-up check made), not a client made for this question (kept_clients.py)."""
     peer = commonsense_node(node)
     if peer is None:
         return None
-    client: Any = node.create_client(GetParameters, f"{peer}/get_parameters")
-    try:
-        response = call_service(
-            client,
-            peer_request(),
-            timeout_s=timeout_s,
-            what=f"asking {peer} which method it runs",
-            cancel=cancel,
-        )
-    finally:
-        node.destroy_client(client)
+    response = call_service(
+        clients.get(GetParameters, f"{peer}/get_parameters"),
+        peer_request(),
+        timeout_s=timeout_s,
+        what=f"asking {peer} which method it runs",
+        cancel=cancel,
+    )
     return peer_from_response(peer, response)
 
 
@@ -120,28 +122,32 @@ class StartupPeerCheck:
     before each task, and refuses one whose peer runs another method).
     """
 
-    def __init__(self, node: Node, own: str, give_up_s: float = 60.0) -> None:
+    def __init__(self, node: Node, own: str, clients: KeptClients, give_up_s: float = 60.0) -> None:
         self.node = node
         self.own = own
+        self.clients = clients
         self.found: PeerMethod | None = None
         self._tries = max(1, int(give_up_s))
-        self._client: Any = None
+        self._asking = False
         self._timer = node.create_timer(1.0, self._poll)
 
     def _poll(self) -> None:
         self._tries -= 1
-        if self._client is not None or self.found is not None:
+        if self._asking or self.found is not None:
             return
         peer = commonsense_node(self.node)
         if peer is None:
             if self._tries <= 0:
                 self._stop()
             return
-        self._client = self.node.create_client(GetParameters, f"{peer}/get_parameters")
-        if not self._client.service_is_ready():
-            self._forget_client()
+        # The node keeps this client: each task's check asks through it too.
+        client = self.clients.get(GetParameters, f"{peer}/get_parameters")
+        if not client.service_is_ready():
+            if self._tries <= 0:
+                self._stop()
             return
-        self._client.call_async(peer_request()).add_done_callback(
+        self._asking = True
+        client.call_async(peer_request()).add_done_callback(
             lambda future: self._answered(peer, future)
         )
 
@@ -150,7 +156,7 @@ class StartupPeerCheck:
             found = peer_from_response(peer, future.result())
         except Exception as err:  # a peer that is not ours, or one that went away
             self.node.get_logger().warning(f"could not learn {peer}'s method: {err}")
-            self._forget_client()
+            self._asking = False
             return
         self.found = found
         problem = mismatch(self.own, found)
@@ -161,12 +167,6 @@ class StartupPeerCheck:
             self.node.get_logger().info(f"{peer} runs method {found.method}{model} as well")
         self._stop()
 
-    def _forget_client(self) -> None:
-        if self._client is not None:
-            self.node.destroy_client(self._client)
-            self._client = None
-
     def _stop(self) -> None:
         self._timer.cancel()
         self.node.destroy_timer(self._timer)
-        self._forget_client()

@@ -19,6 +19,7 @@ from cowp_interfaces.srv import Plan
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanResult
+from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.conversions import plan_result_from_response, planner_busy
 from cowp_ros.ros.names import PLAN_SERVICE
@@ -38,16 +39,22 @@ class PlannerClient:
         clock: PhaseClock | None = None,
         cancel: CancelToken = NEVER,
         timeout_margin_s: float = 30.0,
+        clients: KeptClients | None = None,
     ) -> None:
+        """`clients`: the node's kept clients (a long-lived node passes its own, see
+        kept_clients.py); without them the client is this object's, destroyed by `close`."""
         self.node = node
-        self.client: Client[Any, Any] = node.create_client(Plan, PLAN_SERVICE)
+        self._own_clients = clients is None
+        self._clients = KeptClients(node) if clients is None else clients
+        self.client: Client[Any, Any] = self._clients.get(Plan, PLAN_SERVICE)
         self.clock = clock
         self.cancel = cancel
         self.margin = timeout_margin_s
         self.name = "planner node"
 
     def close(self) -> None:
-        self.node.destroy_client(self.client)
+        if self._own_clients:
+            self._clients.close()
 
     def solve(self, task: PlanningTask, timeout_s: float = 60.0) -> PlanResult:
         request = Plan.Request(

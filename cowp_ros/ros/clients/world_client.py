@@ -8,8 +8,6 @@ objects only (`cowp_ros.tasks.presence`).
 
 from __future__ import annotations
 
-from typing import Any
-
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters
 from rclpy.node import Node
@@ -17,6 +15,7 @@ from rclpy.node import Node
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
+from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.waiting import call_service
 from cowp_ros.tasks import TaskSpec
 from cowp_ros.tasks.presence import Presence, present_problem
@@ -25,23 +24,21 @@ WORLD_OBJECTS_PARAMETER = "world_objects"
 
 
 def world_objects(
-    node: Node, world_node: str, *, timeout_s: float, cancel: CancelToken
+    node: Node, world_node: str, *, timeout_s: float, cancel: CancelToken, clients: KeptClients
 ) -> list[str] | None:
-    """The objects `world_node` says the world has; None when no world node is set."""
+    """The objects `world_node` says the world has; None when no world node is set.
+
+    Asked through the node's kept client (kept_clients.py), made on the first task."""
     name = world_node.strip().strip("/")
     if not name:
         return None
-    client: Any = node.create_client(GetParameters, f"/{name}/get_parameters")
-    try:
-        response = call_service(
-            client,
-            GetParameters.Request(names=[WORLD_OBJECTS_PARAMETER]),
-            timeout_s=timeout_s,
-            what=f"asking {name} which objects the world has",
-            cancel=cancel,
-        )
-    finally:
-        node.destroy_client(client)
+    response = call_service(
+        clients.get(GetParameters, f"/{name}/get_parameters"),
+        GetParameters.Request(names=[WORLD_OBJECTS_PARAMETER]),
+        timeout_s=timeout_s,
+        what=f"asking {name} which objects the world has",
+        cancel=cancel,
+    )
     values = list(response.values)
     if not values or values[0].type != ParameterType.PARAMETER_STRING_ARRAY:
         raise CowpError(
@@ -60,9 +57,10 @@ def present_task(
     configured: list[str],
     timeout_s: float,
     cancel: CancelToken,
+    clients: KeptClients,
 ) -> tuple[PlanningTask, Presence]:
     """The task's problem over the objects present, and what is present (see presence)."""
-    world = world_objects(node, world_node, timeout_s=timeout_s, cancel=cancel)
+    world = world_objects(node, world_node, timeout_s=timeout_s, cancel=cancel, clients=clients)
     return present_problem(
         spec.load(),
         spec.task_objects,

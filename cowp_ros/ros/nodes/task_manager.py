@@ -27,19 +27,29 @@ import threading
 import time
 from typing import Any
 
+from rcl_interfaces.srv import GetParameters
 from rclpy.action import ActionClient, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import Situation as SituationMsg
+from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.report_file import reports_folder
+from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.clients.peer_method import StartupPeerCheck, method_param
 from cowp_ros.ros.conversions import situation_from_msg
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.goal_limits import goal_problem
-from cowp_ros.ros.names import EXECUTE_SKILL_ACTION, RUN_TASK_ACTION, SITUATIONS_TOPIC
+from cowp_ros.ros.names import (
+    ACQUIRE_SERVICE,
+    CHECK_PLAN_SERVICE,
+    EXECUTE_SKILL_ACTION,
+    PLAN_SERVICE,
+    RUN_TASK_ACTION,
+    SITUATIONS_TOPIC,
+)
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
@@ -148,7 +158,16 @@ class TaskManager(ActionNode):
             cancel_callback=self.on_cancel,
             callback_group=group,
         )
-        self.peer_check = StartupPeerCheck(self, self.params["method"])
+        # Every service a run calls has its client made now, for the node's life: a
+        # client made just before its call races discovery (clients/kept_clients.py).
+        self.service_clients = KeptClients(self)
+        self.service_clients.get(Plan, PLAN_SERVICE)
+        self.service_clients.get(CheckPlan, CHECK_PLAN_SERVICE)
+        self.service_clients.get(AcquireKnowledge, ACQUIRE_SERVICE)
+        world = self.params["world_node"].strip().strip("/")
+        if world:
+            self.service_clients.get(GetParameters, f"/{world}/get_parameters")
+        self.peer_check = StartupPeerCheck(self, self.params["method"], self.service_clients)
         self.get_logger().info(f"ready: RunTask on {RUN_TASK_ACTION}")
 
     # ---------------------------------------------------------------- callbacks
