@@ -11,7 +11,9 @@
 It owns its own rclpy context, so it can live inside a program that also runs other
 ROS code (the `cowp demo` command uses it), and it never blocks longer than the call's
 timeout: a task manager that disappears mid-task ends as `Outcome.ABORTED` with a
-message saying so, instead of a hang.
+message saying so, instead of a hang. A result request that was lost (the server was
+still discovering this client) is sent again once the server's goal status says the
+goal ended, so a result is not lost to discovery either.
 """
 
 from __future__ import annotations
@@ -33,6 +35,15 @@ from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import RUN_TASK_ACTION
 from cowp_ros.ros.own_node import OwnNode
 from cowp_ros.ros.waiting import Cancellable, WaitEnd, wait_for_server
+
+ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
+
+RESULT_REASK_S = 2.0
+"""How long after the task manager says that the goal ended the client waits for its
+result before asking again. The request sent when the goal was accepted can be lost
+while the server is still discovering this client (a new client's request or answer,
+see cowp_ros/ros/clients/kept_clients.py); asking again costs one small request, and
+the server answers every request for a goal it still holds."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,9 @@ class TaskClient:
         self.action_name = action_name
         self.client: ActionClient[Any, Any, Any] = ActionClient(self.node, RunTask, action_name)
         self._goal_handle: ClientGoalHandle[Any, Any, Any] | None = None
-        self._result_future: Future[Any] | None = None
+        self._result_futures: list[Future[Any]] = []  # the first, then any asked again
+        self._asked_at = 0.0
+        self._ended_seen_at: float | None = None  # when the status first said "ended"
         self._feedback: list[RunTask.Feedback] = []
         self._read = 0  # feedback messages already handed out by get_feedback()
 
@@ -105,13 +118,31 @@ class TaskClient:
                 "manager's log says which",
             )
         self._goal_handle = handle
-        self._result_future = handle.get_result_async()
+        self._result_futures = [handle.get_result_async()]
+        self._asked_at, self._ended_seen_at = time.monotonic(), None
 
     def is_task_complete(self, spin_s: float = 0.1) -> bool:
-        if self._result_future is None:
+        if not self._result_futures:
             return True
         self.executor.spin_once(timeout_sec=spin_s)
-        return self._result_future.done()
+        return self._answered() is not None
+
+    def _answered(self) -> Future[Any] | None:
+        """The first answered result request; asks again when the goal has ended
+        `RESULT_REASK_S` ago without an answer (see RESULT_REASK_S)."""
+        for future in self._result_futures:
+            if future.done():
+                return future
+        handle = self._goal_handle
+        if handle is None or handle.status not in ENDED:
+            return None
+        now = time.monotonic()
+        if self._ended_seen_at is None:
+            self._ended_seen_at = now
+        if now - max(self._ended_seen_at, self._asked_at) > RESULT_REASK_S:
+            self._result_futures.append(handle.get_result_async())
+            self._asked_at = now
+        return None
 
     def get_feedback(self) -> list[RunTask.Feedback]:
         """Feedback received since the last call (the narrative, in order)."""
@@ -132,11 +163,11 @@ class TaskClient:
 
     def get_result(self, timeout_s: float = 600.0, server_gone_after_s: float = 10.0) -> TaskResult:
         """Wait for the result; a vanished task manager ends as ABORTED, not as a hang."""
-        if self._result_future is None:
+        if not self._result_futures:
             raise CowpError("no task was started")
         deadline = time.monotonic() + timeout_s
         gone_since: float | None = None
-        while not self._result_future.done():
+        while (answered := self._answered()) is None:
             self.executor.spin_once(timeout_sec=0.1)
             if time.monotonic() > deadline:
                 return self._aborted(f"no result within {timeout_s:.0f} s")
@@ -146,7 +177,7 @@ class TaskClient:
                 gone_since = gone_since or time.monotonic()
                 if time.monotonic() - gone_since > server_gone_after_s:
                     return self._aborted("the task manager went away mid-task")
-        response = self._result_future.result()
+        response = answered.result()
         if response is None:
             return self._aborted("the task manager sent no result")
         result = response.result
