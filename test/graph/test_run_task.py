@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
-from graph_harness import Probe, partial_profile
+from graph_harness import Probe, node_log_trouble, partial_profile, wait_until_executing
 
-from cowp_interfaces.msg import PlanStep, Situation
+from cowp_interfaces.msg import Situation
 from cowp_ros.cowp.run_report import read_report
 from cowp_ros.ros.bags import deserialize, read_bag
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
@@ -96,19 +96,31 @@ def test_situation_published_by_a_person_reaches_the_task_manager(
 ) -> None:
     start_graph(sim_profile(tmp_path, *local_llm, ["sim_world.scenario_events=false"]))
     publisher = probe.node.create_publisher(Situation, "/cowp/situations", 10)
-    steps = probe.listen(PlanStep, "/cowp/current_step")
     client = TaskClient()
     try:
         client.wait_until_ready(60)
         client.run_task("serve_water")
-        probe.spin_until(lambda: bool(steps), 60, "the first step")
+        # Situations from before the run are not the run's: say it once it executes,
+        # to a task manager this publisher has matched (else the message goes nowhere).
+        wait_until_executing(client, 60, tmp_path / "logs")
+        probe.spin_until(
+            lambda: (
+                0
+                < probe.node.count_subscribers("/cowp/situations")
+                == publisher.get_subscription_count()
+            ),
+            30,
+            "every subscriber of /cowp/situations to match the publisher",
+        )
         publisher.publish(Situation(text="the faucet is broken", source="operator"))
         while not client.is_task_complete():
             probe.executor.spin_once(timeout_sec=0.05)
         result = client.get_result()
     finally:
         client.close()
-    assert result.handled_situations == ["the faucet is broken"]
+    assert result.handled_situations == ["the faucet is broken"], (
+        f"{result.outcome}: {result.explanation}\n{node_log_trouble(tmp_path / 'logs')}"
+    )
     assert result.outcome in {Outcome.COMPLETED, Outcome.NO_SOLUTION}
 
 
