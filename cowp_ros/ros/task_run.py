@@ -125,14 +125,14 @@ class TaskRun:
         return loop, GraphRobot(self.node, self.clock, self.presence)
 
     def _make_loop(self, spec: TaskSpec) -> OpenWorldPlanner:
+        kept = self.node.service_clients  # made when the node started (kept_clients.py)
         task, self.presence = present_task(
-            self.node,
             spec,
             world_node=self.node.params["world_node"],
             configured=self.node.present,
             timeout_s=self.node.params["planner_timeout_s"],
             cancel=self.cancel,
-            clients=self.node.service_clients,
+            clients=kept,
         )
         self.log.info(f"planning with the objects of {self.presence.source}")
         phrases = ActionPhrases(spec.phrases)
@@ -144,18 +144,16 @@ class TaskRun:
             timeout_s=self.node.params["commonsense_timeout_s"],
             clock=self.clock,
             cancel=self.cancel,
-            clients=self.node.service_clients,
+            clients=kept,
         )
-        planner = PlannerClient(
-            self.node, clock=self.clock, cancel=self.cancel, clients=self.node.service_clients
-        )
+        planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel, clients=kept)
         self.clients = [commonsense, planner]
         method = get_method(self.node.params["method"])
         peer = ask_peer_method(
             self.node,
             timeout_s=PEER_TIMEOUT_S,
             cancel=self.cancel,
-            clients=self.node.service_clients,
+            clients=kept,
         )
         problem = mismatch(method.name, peer) if peer is not None else None
         if problem:

@@ -15,6 +15,7 @@ from typing import Any
 
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters
+from rclpy.client import Client
 from rclpy.node import Node
 
 from cowp_ros.cowp.cancel import CancelToken
@@ -83,6 +84,11 @@ def peer_from_response(peer: str, response: Any) -> PeerMethod:
     return PeerMethod(peer, values[0].string_value, model)
 
 
+def peer_parameters_client(clients: KeptClients, peer: str) -> Client[Any, Any]:
+    """The node's kept client of the commonsense node's `get_parameters`."""
+    return clients.get(GetParameters, f"{peer}/get_parameters")
+
+
 def ask_peer_method(
     node: Node, *, timeout_s: float, cancel: CancelToken, clients: KeptClients
 ) -> PeerMethod | None:
@@ -94,7 +100,7 @@ def ask_peer_method(
     if peer is None:
         return None
     response = call_service(
-        clients.get(GetParameters, f"{peer}/get_parameters"),
+        peer_parameters_client(clients, peer),
         peer_request(),
         timeout_s=timeout_s,
         what=f"asking {peer} which method it runs",
@@ -141,7 +147,7 @@ class StartupPeerCheck:
                 self._stop()
             return
         # The node keeps this client: each task's check asks through it too.
-        client = self.clients.get(GetParameters, f"{peer}/get_parameters")
+        client = peer_parameters_client(self.clients, peer)
         if not client.service_is_ready():
             if self._tries <= 0:
                 self._stop()

@@ -8,9 +8,11 @@ objects only (`cowp_ros.tasks.presence`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters
-from rclpy.node import Node
+from rclpy.client import Client
 
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.errors import CowpError
@@ -23,17 +25,30 @@ from cowp_ros.tasks.presence import Presence, present_problem
 WORLD_OBJECTS_PARAMETER = "world_objects"
 
 
+def world_name(world_node: str) -> str:
+    """The world node's name as the parameter gives it, without slashes ('' = none)."""
+    return world_node.strip().strip("/")
+
+
+def world_parameters_client(clients: KeptClients, world_node: str) -> Client[Any, Any] | None:
+    """The kept client of the world node's `get_parameters`; None when none is set."""
+    name = world_name(world_node)
+    return clients.get(GetParameters, f"/{name}/get_parameters") if name else None
+
+
 def world_objects(
-    node: Node, world_node: str, *, timeout_s: float, cancel: CancelToken, clients: KeptClients
+    world_node: str, *, timeout_s: float, cancel: CancelToken, clients: KeptClients
 ) -> list[str] | None:
     """The objects `world_node` says the world has; None when no world node is set.
 
-    Asked through the node's kept client (kept_clients.py), made on the first task."""
-    name = world_node.strip().strip("/")
-    if not name:
+    Asked through the node's kept client (kept_clients.py), which the task manager
+    makes when it starts."""
+    client = world_parameters_client(clients, world_node)
+    if client is None:
         return None
+    name = world_name(world_node)
     response = call_service(
-        clients.get(GetParameters, f"/{name}/get_parameters"),
+        client,
         GetParameters.Request(names=[WORLD_OBJECTS_PARAMETER]),
         timeout_s=timeout_s,
         what=f"asking {name} which objects the world has",
@@ -50,7 +65,6 @@ def world_objects(
 
 
 def present_task(
-    node: Node,
     spec: TaskSpec,
     *,
     world_node: str,
@@ -60,11 +74,11 @@ def present_task(
     clients: KeptClients,
 ) -> tuple[PlanningTask, Presence]:
     """The task's problem over the objects present, and what is present (see presence)."""
-    world = world_objects(node, world_node, timeout_s=timeout_s, cancel=cancel, clients=clients)
+    world = world_objects(world_node, timeout_s=timeout_s, cancel=cancel, clients=clients)
     return present_problem(
         spec.load(),
         spec.task_objects,
         world=world,
-        world_source=world_node.strip().strip("/"),
+        world_source=world_name(world_node),
         configured=configured,
     )

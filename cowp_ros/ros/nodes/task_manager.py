@@ -27,7 +27,6 @@ import threading
 import time
 from typing import Any
 
-from rcl_interfaces.srv import GetParameters
 from rclpy.action import ActionClient, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -39,6 +38,7 @@ from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.report_file import reports_folder
 from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.clients.peer_method import StartupPeerCheck, method_param
+from cowp_ros.ros.clients.world_client import world_parameters_client
 from cowp_ros.ros.conversions import situation_from_msg
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.goal_limits import goal_problem
@@ -164,9 +164,7 @@ class TaskManager(ActionNode):
         self.service_clients.get(Plan, PLAN_SERVICE)
         self.service_clients.get(CheckPlan, CHECK_PLAN_SERVICE)
         self.service_clients.get(AcquireKnowledge, ACQUIRE_SERVICE)
-        world = self.params["world_node"].strip().strip("/")
-        if world:
-            self.service_clients.get(GetParameters, f"/{world}/get_parameters")
+        world_parameters_client(self.service_clients, self.params["world_node"])
         self.peer_check = StartupPeerCheck(self, self.params["method"], self.service_clients)
         self.get_logger().info(f"ready: RunTask on {RUN_TASK_ACTION}")
 
