@@ -7,6 +7,11 @@ between, or the client waits for a result that never comes. `wait_result_sent` i
 synchronisation: it returns once the result went out to a client that asked for it,
 or when the time is up (no client asked, or the result could not be sent), instead of
 a guess of how long sending takes.
+
+It also answers a result request for a goal it does not hold (STATUS_UNKNOWN) the way
+it answers one for a goal it does: a send the middleware refuses is tried again, and
+the request is not logged as a warning. That is the request a `TaskClient` sends as its
+handshake before its first goal, so the answer must not be lost to discovery either.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
+from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.task import Future
@@ -52,35 +59,61 @@ class ResultAwareActionServer(ActionServer):
     def _send_result_response(self, request_header: Any, future: Future[Any]) -> None:
         """Send the result to a client that asked for it (a done callback of the goal's
         result future, as in rclpy), and mark the goal sent only once the middleware
-        took it.
+        took it."""
+        response = future.result()
+        if not response:
+            return
+        if not self._send_until_taken(
+            lambda: self._handle.send_result_response(request_header, response),
+            "a goal's result",
+        ):
+            return
+        for goal_id, result in list(self._result_futures.items()):
+            if result is future:
+                self._sent_event(goal_id).set()
+
+    async def _execute_get_result_request(self, request_header_and_message: Any) -> None:
+        """A result request: rclpy's handling for a goal this server holds; for any other
+        goal (a client's handshake, or a goal long expired) the answer STATUS_UNKNOWN,
+        sent as a result is (rclpy would log a warning, and lose the answer to a client
+        it has not matched yet)."""
+        request_header, request = request_header_and_message
+        if bytes(request.goal_id.uuid) in self._goal_handles:
+            await super()._execute_get_result_request(request_header_and_message)
+            return
+        self._logger.debug(
+            f"result request for a goal not held here: {bytes(request.goal_id.uuid).hex()}"
+        )
+        response = self._action_type.Impl.GetResultService.Response()
+        response.status = GoalStatus.STATUS_UNKNOWN
+        self._send_until_taken(
+            lambda: self._handle.send_result_response(request_header, response),
+            "the status of a goal not held here",
+        )
+
+    def _send_until_taken(self, send: Callable[[], None], what: str) -> bool:
+        """Send a response; True once the middleware took it.
 
         rclpy's own sending logs a failure and goes on. The failure that matters is the
         middleware's refusal to answer a client whose response reader the server has
         not matched yet (Fast DDS's rmw waits 100 ms for it, then drops the response):
-        under load, a client's result request can arrive before that. So a refused
-        send is tried again for `RESEND_FOR_S`; a client that went away meanwhile is
-        answered at once by the middleware (nothing to send to).
+        under load, a client's request can arrive before that. So a refused send is
+        tried again for `RESEND_FOR_S`; a client that went away meanwhile is answered at
+        once by the middleware (nothing to send to).
         """
-        response = future.result()
-        if not response:
-            return
         deadline = time.monotonic() + RESEND_FOR_S
         while True:
             try:
                 with self._lock:
-                    self._handle.send_result_response(request_header, response)
-                break
+                    send()
+                return True
             except RCLError as err:
                 if time.monotonic() >= deadline:
                     self._logger.warning(
-                        f"could not send a goal's result to its client for {RESEND_FOR_S:g} s: "
-                        f"{err}"
+                        f"could not send {what} to its client for {RESEND_FOR_S:g} s: {err}"
                     )
-                    return
+                    return False
                 time.sleep(RESEND_EVERY_S)
-        for goal_id, result in list(self._result_futures.items()):
-            if result is future:
-                self._sent_event(goal_id).set()
 
     def wait_result_sent(self, goal_id: bytes, timeout_s: float) -> bool:
         """Wait until the result of goal `goal_id` went out to a client that asked for

@@ -188,3 +188,18 @@ def test_a_result_never_taken_is_not_marked_sent(bare_server, monkeypatch) -> No
     bare_server._send_result_response(object(), future)
     assert 0.3 <= time.monotonic() - started < 2.0
     assert handle.sent == [] and not bare_server.wait_result_sent(goal_id, 0.0)
+
+
+def test_a_refused_answer_about_a_goal_not_held_is_sent_again(bare_server) -> None:
+    """A client's handshake asks about a goal nobody sent: the answer (STATUS_UNKNOWN)
+    is sent again when refused, as a result is, and no goal is marked sent."""
+    handle = RefusingHandle(refusals=2)
+    bare_server._handle = handle
+    request = RunTask.Impl.GetResultService.Request()
+    request.goal_id.uuid = list(range(16, 32))
+    asked = bare_server._execute_get_result_request((object(), request))
+    with pytest.raises(StopIteration):
+        asked.send(None)  # the coroutine runs to its end without waiting on anything
+    assert handle.refusals == 0
+    assert [r.status for r in handle.sent] == [GoalStatus.STATUS_UNKNOWN]
+    assert not bare_server.wait_result_sent(bytes(range(16, 32)), 0.0)

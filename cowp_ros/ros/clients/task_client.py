@@ -14,12 +14,20 @@ timeout: a task manager that disappears mid-task ends as `Outcome.ABORTED` with 
 message saying so, instead of a hang. A result request that was lost (the server was
 still discovering this client) is sent again once the server's goal status says the
 goal ended, so a result is not lost to discovery either.
+
+`wait_until_ready` returns once the task manager has answered this client, not only
+once the client has found it: discovery is two-sided, and a server that has not yet
+found a new client drops its answer (the goal's acceptance included, which no request
+can ask for again). So it asks, as a handshake, for the result of a goal nobody sent,
+which every action server answers at once with "unknown", and asks again until an
+answer comes.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +35,7 @@ from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
 
 from cowp_interfaces.action import RunTask
 from cowp_ros.cowp.driver import Outcome
@@ -44,6 +53,11 @@ result before asking again. The request sent when the goal was accepted can be l
 while the server is still discovering this client (a new client's request or answer,
 see cowp_ros/ros/clients/kept_clients.py); asking again costs one small request, and
 the server answers every request for a goal it still holds."""
+
+HANDSHAKE_REASK_S = 1.0
+"""How long `wait_until_ready` waits for the answer to its handshake before asking
+again: an answer lost to discovery is not sent again, and a server that has found this
+client answers within milliseconds."""
 
 
 @dataclass(frozen=True)
@@ -81,19 +95,50 @@ class TaskClient:
 
     # ------------------------------------------------------------------ lifecycle
     def wait_until_ready(self, timeout_s: float = 60.0, cancel: Cancellable | None = None) -> bool:
-        """Wait for the task manager's action server: True once it is there, False if
-        `cancel` was set first (a Ctrl-C handler that cancels rather than raises must
-        still end this wait); raises CowpError when it does not appear in time."""
-        found = wait_for_server(self.client, cancel=cancel or threading.Event(), seconds=timeout_s)
+        """Wait until the task manager's action server is there and has answered this
+        client (see the module's docstring): True once it has, False if `cancel` was set
+        first (a Ctrl-C handler that cancels rather than raises must still end this
+        wait); raises CowpError when it does not answer in time."""
+        cancel = cancel or threading.Event()
+        deadline = time.monotonic() + timeout_s
+        found = wait_for_server(self.client, cancel=cancel, seconds=timeout_s)
+        if found is WaitEnd.DONE:
+            found = self._handshake(deadline, cancel)
         if found is WaitEnd.CANCELED:
             return False
         if found is not WaitEnd.DONE:
+            if self.client.server_is_ready():
+                raise CowpError(
+                    f"the RunTask action server at {self.action_name} is there but did not "
+                    f"answer within {timeout_s:.0f} s",
+                    hint="the task manager is up but not serving requests: its log says why",
+                )
             raise CowpError(
                 f"no RunTask action server at {self.action_name} after {timeout_s:.0f} s",
                 hint="start the stack first (`cowp bringup --profile sim`) and check "
                 "ROS_DOMAIN_ID matches",
             )
         return True
+
+    def _handshake(self, deadline: float, cancel: Cancellable) -> WaitEnd:
+        """Ask for the result of a goal nobody sent until the server answers (with
+        STATUS_UNKNOWN), asking again every `HANDSHAKE_REASK_S`: DONE once it has."""
+        no_goal = RunTask.Impl.SendGoalService.Response()
+        while True:
+            goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+            answer = ClientGoalHandle(self.client, goal_id, no_goal).get_result_async()
+            reask = time.monotonic() + HANDSHAKE_REASK_S
+            while not answer.done():
+                if cancel.is_set():
+                    return WaitEnd.CANCELED
+                now = time.monotonic()
+                if now >= deadline:
+                    return WaitEnd.TIMEOUT
+                if now >= reask:
+                    break
+                self.executor.spin_once(timeout_sec=min(0.05, reask - now))
+            else:
+                return WaitEnd.DONE
 
     def close(self) -> None:
         self._own.close()

@@ -1,0 +1,116 @@
+"""TaskClient.wait_until_ready returns only once the task manager has answered the
+client: its handshake (a result request for a goal nobody sent) is asked again until an
+answer comes, so a goal is not sent to a server that would drop its acceptance. In
+process: the task manager's own kind of action server (`ResultAwareActionServer`), deaf
+to the first handshakes (what discovery under load does to a new client's request or
+answer), and the client in its own context."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from action_msgs.msg import GoalStatus
+from rclpy.action.client import ClientGoalHandle
+from unique_identifier_msgs.msg import UUID
+
+from cowp_interfaces.action import RunTask
+from cowp_ros.cowp.driver import Outcome
+from cowp_ros.errors import CowpError
+from cowp_ros.ros.clients import task_client
+from cowp_ros.ros.clients.task_client import TaskClient
+from cowp_ros.ros.result_delivery import ResultAwareActionServer
+
+pytestmark = pytest.mark.ros
+
+ACTION = "/handshake/run_task"
+
+
+class DeafServer(ResultAwareActionServer):
+    """The result-aware server, deaf to the first `deaf_to` result requests about goals
+    it does not hold; counts them, and the answers it sent."""
+
+    def __init__(self, *args: Any, deaf_to: int, **kwargs: Any) -> None:
+        self.deaf_to = deaf_to
+        self.unknown = 0
+        super().__init__(*args, **kwargs)
+
+    async def _execute_get_result_request(self, request_header_and_message: Any) -> None:
+        _header, request = request_header_and_message
+        if bytes(request.goal_id.uuid) not in self._goal_handles:
+            self.unknown += 1
+            if self.unknown <= self.deaf_to:
+                return  # lost on the way: no answer will ever come for it
+        await super()._execute_get_result_request(request_header_and_message)
+
+
+def execute(goal_handle: Any) -> Any:
+    goal_handle.succeed()
+    return RunTask.Result(success=True, outcome="completed", explanation="served water")
+
+
+@pytest.fixture
+def hard_of_hearing(run_task_server) -> DeafServer:
+    return run_task_server(DeafServer, ACTION, execute, deaf_to=2)
+
+
+@pytest.fixture
+def deaf(run_task_server) -> DeafServer:
+    return run_task_server(DeafServer, ACTION, execute, deaf_to=10**6)
+
+
+def test_ready_only_once_the_server_answered_and_the_task_then_runs(hard_of_hearing) -> None:
+    client = TaskClient(ACTION, node_name="handshake_client")
+    try:
+        started = time.monotonic()
+        assert client.wait_until_ready(30) is True
+        waited = time.monotonic() - started
+        client.run_task("serve_water")
+        result = client.get_result(timeout_s=30)
+    finally:
+        client.close()
+    assert hard_of_hearing.unknown == 3  # two lost handshakes, and the one answered
+    assert waited >= 2 * task_client.HANDSHAKE_REASK_S
+    assert result.delivered and result.outcome is Outcome.COMPLETED
+
+
+def test_the_handshake_is_answered_unknown_by_the_result_aware_server(hard_of_hearing) -> None:
+    hard_of_hearing.deaf_to = 0
+    client = TaskClient(ACTION, node_name="handshake_probe")
+    try:
+        assert client.wait_until_ready(30) is True
+        handle = ClientGoalHandle(
+            client.client, UUID(uuid=list(range(16))), RunTask.Impl.SendGoalService.Response()
+        )
+        answer = handle.get_result_async()
+        deadline = time.monotonic() + 10.0
+        while not answer.done() and time.monotonic() < deadline:
+            client.executor.spin_once(timeout_sec=0.05)
+        assert answer.done(), "the server never answered about a goal it does not hold"
+    finally:
+        client.close()
+    assert answer.result().status == GoalStatus.STATUS_UNKNOWN
+
+
+def test_a_server_that_never_answers_ends_the_wait_with_a_clear_error(deaf) -> None:
+    client = TaskClient(ACTION, node_name="handshake_deaf")
+    try:
+        with pytest.raises(CowpError, match="is there but did not answer within 3 s"):
+            client.wait_until_ready(3)
+    finally:
+        client.close()
+    assert deaf.unknown >= 2  # asked again while waiting
+
+
+def test_a_cancel_ends_the_handshake(deaf) -> None:
+    client = TaskClient(ACTION, node_name="handshake_cancelled")
+    cancel = threading.Event()
+    threading.Timer(1.5, cancel.set).start()
+    try:
+        started = time.monotonic()
+        assert client.wait_until_ready(30, cancel=cancel) is False
+        assert time.monotonic() - started < 20.0  # the cancel, not the 30 s timeout
+    finally:
+        client.close()
