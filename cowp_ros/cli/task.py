@@ -53,7 +53,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     situation.add_argument("--source", default="operator", help="who saw it (operator)")
     situation.add_argument("--confidence", type=float, default=1.0, help="0..1 (1.0)")
     situation.add_argument(
-        "--wait", type=float, default=10.0, help="seconds to wait for a listener (10)"
+        "--wait",
+        type=float,
+        default=10.0,
+        help="seconds to wait for a listener, and then for every listener to "
+        "acknowledge the situation (10)",
     )
     situation.set_defaults(func=publish_situation)
     cancel = verbs.add_parser("cancel", help="cancel the task the task manager is running")

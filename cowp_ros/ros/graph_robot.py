@@ -3,7 +3,8 @@
 A step is done by the executor node's `ExecuteSkill` action; what the robot noticed is
 what arrived on `/cowp/situations` meanwhile, waiting in the task manager's bounded,
 deduplicated inbox. A step on an object the world does not have is refused before
-the robot is sent for it.
+the robot is sent for it, and a step's goal goes only to an executor that has answered
+the task manager (`cowp_ros.ros.handshake`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.conversions import step_to_msg
+from cowp_ros.ros.handshake import handshake, threaded_wait
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
 from cowp_ros.ros.waiting import WaitEnd, run_action, wait_for_server
 from cowp_ros.tasks.presence import Presence
@@ -57,6 +59,24 @@ class GraphRobot:
             raise CowpError(
                 f"the executor is not serving {EXECUTE_SKILL_ACTION}",
                 hint="is the executor node running?",
+            )
+        # The executor must have found this node too, or the step's acceptance is lost.
+        answered = handshake(
+            client,
+            ExecuteSkill,
+            threaded_wait(cancel),
+            time.monotonic() + EXECUTOR_WAIT_S,
+            alive=client.server_is_ready,
+        )
+        if answered is WaitEnd.CANCELED:
+            cancel.check()
+        if answered is WaitEnd.GONE:
+            raise CowpError(f"the executor went away before {step} (its node died?)")
+        if answered is not WaitEnd.DONE:
+            raise CowpError(
+                f"the executor serves {EXECUTE_SKILL_ACTION} but did not answer within "
+                f"{EXECUTOR_WAIT_S:g} s",
+                hint="the executor node is up but not serving requests: its log says why",
             )
         self.node.step_started_at = started = time.monotonic()
         outcome, result = run_action(

@@ -11,6 +11,7 @@ from typing import Any
 
 from action_msgs.msg import GoalInfo
 from action_msgs.srv import CancelGoal
+from rclpy.duration import Duration
 
 from cowp_interfaces.msg import Situation
 from cowp_ros.errors import CowpError
@@ -33,7 +34,14 @@ def publish_situation(
         message = Situation(text=text, object=about, source=source, confidence=confidence)
         message.header.stamp = graph.node.get_clock().now().to_msg()
         publisher.publish(message)
-        graph.spin_for(0.5)  # let the message leave before the node goes
+        # The node must not go before the message has arrived: a subscriber that has
+        # not yet found this publisher asks for it only once it has (reliable QoS).
+        if not publisher.wait_for_all_acked(Duration(seconds=wait_s)):
+            raise CowpError(
+                f"the situation was published on {SITUATIONS_TOPIC}, but not every "
+                f"subscriber acknowledged it within {wait_s:.0f} s",
+                hint="the task manager may have missed it: its log says which situations it took",
+            )
 
 
 def cancel_running_task(wait_s: float) -> int:

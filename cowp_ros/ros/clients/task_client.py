@@ -16,18 +16,14 @@ still discovering this client) is sent again once the server's goal status says 
 goal ended, so a result is not lost to discovery either.
 
 `wait_until_ready` returns once the task manager has answered this client, not only
-once the client has found it: discovery is two-sided, and a server that has not yet
-found a new client drops its answer (the goal's acceptance included, which no request
-can ask for again). So it asks, as a handshake, for the result of a goal nobody sent,
-which every action server answers at once with "unknown", and asks again until an
-answer comes.
+once the client has found it (`cowp_ros.ros.handshake`): a server that has not yet found
+a new client drops its answers, the goal's acceptance included.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,11 +31,11 @@ from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
-from unique_identifier_msgs.msg import UUID
 
 from cowp_interfaces.action import RunTask
 from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
+from cowp_ros.ros import handshake
 from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import RUN_TASK_ACTION
 from cowp_ros.ros.own_node import OwnNode
@@ -53,11 +49,6 @@ result before asking again. The request sent when the goal was accepted can be l
 while the server is still discovering this client (a new client's request or answer,
 see cowp_ros/ros/clients/kept_clients.py); asking again costs one small request, and
 the server answers every request for a goal it still holds."""
-
-HANDSHAKE_REASK_S = 1.0
-"""How long `wait_until_ready` waits for the answer to its handshake before asking
-again: an answer lost to discovery is not sent again, and a server that has found this
-client answers within milliseconds."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +94,7 @@ class TaskClient:
         deadline = time.monotonic() + timeout_s
         found = wait_for_server(self.client, cancel=cancel, seconds=timeout_s)
         if found is WaitEnd.DONE:
-            found = self._handshake(deadline, cancel)
+            found = handshake.handshake(self.client, RunTask, self._wait_spinning(cancel), deadline)
         if found is WaitEnd.CANCELED:
             return False
         if found is not WaitEnd.DONE:
@@ -120,25 +111,20 @@ class TaskClient:
             )
         return True
 
-    def _handshake(self, deadline: float, cancel: Cancellable) -> WaitEnd:
-        """Ask for the result of a goal nobody sent until the server answers (with
-        STATUS_UNKNOWN), asking again every `HANDSHAKE_REASK_S`: DONE once it has."""
-        no_goal = RunTask.Impl.SendGoalService.Response()
-        while True:
-            goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-            answer = ClientGoalHandle(self.client, goal_id, no_goal).get_result_async()
-            reask = time.monotonic() + HANDSHAKE_REASK_S
-            while not answer.done():
+    def _wait_spinning(self, cancel: Cancellable) -> handshake.AnswerWait:
+        """The handshake's wait: this client's own executor spun until the answer."""
+
+        def wait(future: Future[Any], until: float) -> WaitEnd:
+            while not future.done():
                 if cancel.is_set():
                     return WaitEnd.CANCELED
                 now = time.monotonic()
-                if now >= deadline:
+                if now >= until:
                     return WaitEnd.TIMEOUT
-                if now >= reask:
-                    break
-                self.executor.spin_once(timeout_sec=min(0.05, reask - now))
-            else:
-                return WaitEnd.DONE
+                self.executor.spin_once(timeout_sec=min(0.05, until - now))
+            return WaitEnd.DONE
+
+        return wait
 
     def close(self) -> None:
         self._own.close()

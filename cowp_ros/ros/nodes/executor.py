@@ -21,7 +21,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action import CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 
@@ -33,6 +33,7 @@ from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
 from cowp_ros.ros.parameters import Param, declare_parameters, positive
+from cowp_ros.ros.result_delivery import ResultAwareActionServer
 from cowp_ros.ros.skill_backends.common import Timeouts
 from cowp_ros.ros.skill_backends.factory import build_backends
 from cowp_ros.skills.backends import PROFILES, choices, resolve_choice
@@ -161,7 +162,7 @@ class SkillExecutor(ActionNode):
         self._busy = False
         self._cancel = threading.Event()
         self.step_publisher = self.create_publisher(PlanStep, CURRENT_STEP_TOPIC, 10)
-        self.server = ActionServer(
+        self.server = ResultAwareActionServer(
             self,
             ExecuteSkill,
             "execute_skill",

@@ -1,9 +1,9 @@
-"""TaskClient.wait_until_ready returns only once the task manager has answered the
-client: its handshake (a result request for a goal nobody sent) is asked again until an
-answer comes, so a goal is not sent to a server that would drop its acceptance. In
-process: the task manager's own kind of action server (`ResultAwareActionServer`), deaf
-to the first handshakes (what discovery under load does to a new client's request or
-answer), and the client in its own context."""
+"""The handshake before a first goal (`cowp_ros.ros.handshake`): a result request for a
+goal nobody sent, asked again until the server answers. TaskClient.wait_until_ready
+returns only once the task manager has answered, and the task manager asks the executor
+the same way before each step. In process: the stack's own kind of action server
+(`ResultAwareActionServer`), deaf to the first handshakes (what discovery under load
+does to a new client's request or answer); and the loop alone, with nobody answering."""
 
 from __future__ import annotations
 
@@ -13,15 +13,19 @@ from typing import Any
 
 import pytest
 from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 from cowp_interfaces.action import RunTask
 from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.clients import task_client
+from cowp_ros.ros import handshake
 from cowp_ros.ros.clients.task_client import TaskClient
 from cowp_ros.ros.result_delivery import ResultAwareActionServer
+from cowp_ros.ros.waiting import WaitEnd, wait_for_server
 
 pytestmark = pytest.mark.ros
 
@@ -72,7 +76,7 @@ def test_ready_only_once_the_server_answered_and_the_task_then_runs(hard_of_hear
     finally:
         client.close()
     assert hard_of_hearing.unknown == 3  # two lost handshakes, and the one answered
-    assert waited >= 2 * task_client.HANDSHAKE_REASK_S
+    assert waited >= 2 * handshake.REASK_S
     assert result.delivered and result.outcome is Outcome.COMPLETED
 
 
@@ -114,3 +118,78 @@ def test_a_cancel_ends_the_handshake(deaf) -> None:
         assert time.monotonic() - started < 20.0  # the cancel, not the 30 s timeout
     finally:
         client.close()
+
+
+def test_the_handshake_of_a_node_spun_on_another_thread(hard_of_hearing, lone_node) -> None:
+    """As the task manager asks the executor: the answer completes on the executor's
+    thread, the wait only watches it."""
+    node = lone_node("handshake_threaded")
+    client = ActionClient(node, RunTask, ACTION)
+    executor = MultiThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    spinning = threading.Thread(target=executor.spin, daemon=True)
+    spinning.start()
+    try:
+        cancel = threading.Event()
+        assert wait_for_server(client, cancel=cancel, seconds=30) is WaitEnd.DONE
+        started = time.monotonic()
+        end = handshake.handshake(
+            client, RunTask, handshake.threaded_wait(cancel), time.monotonic() + 30
+        )
+        waited = time.monotonic() - started
+    finally:
+        executor.shutdown(timeout_sec=2.0)
+        spinning.join(5.0)
+        client.destroy()
+    assert end is WaitEnd.DONE
+    assert hard_of_hearing.unknown == 3 and waited >= 2 * handshake.REASK_S
+
+
+@pytest.fixture
+def unanswered(monkeypatch: pytest.MonkeyPatch) -> list[Future]:
+    """Handshakes nobody answers (no server needed), asked again every 50 ms; the
+    futures asked, in order."""
+    asked: list[Future] = []
+
+    def ask(_client: Any, _action_type: Any) -> Future:
+        asked.append(Future())
+        return asked[-1]
+
+    monkeypatch.setattr(handshake, "ask_about_no_goal", ask)
+    monkeypatch.setattr(handshake, "REASK_S", 0.05)
+    monkeypatch.setattr(handshake, "GONE_AFTER_S", 0.3)
+    return asked
+
+
+def test_a_server_that_went_away_ends_the_handshake_gone(unanswered) -> None:
+    """A node that died looks present until its lease runs out, and answers nothing:
+    the handshake ends GONE once the server has looked absent long enough, not at its
+    deadline."""
+    looks_present = iter([True, True, True])  # then absent for good
+    started = time.monotonic()
+    end = handshake.handshake(
+        object(),
+        RunTask,
+        handshake.threaded_wait(threading.Event()),
+        time.monotonic() + 30,
+        alive=lambda: next(looks_present, False),
+    )
+    assert end is WaitEnd.GONE
+    assert time.monotonic() - started < 20  # the absence, not the 30 s deadline
+    assert len(unanswered) >= 3
+
+
+def test_an_unanswered_handshake_ends_at_its_deadline(unanswered) -> None:
+    started = time.monotonic()
+    wait = handshake.threaded_wait(threading.Event())
+    end = handshake.handshake(object(), RunTask, wait, started + 0.5, alive=lambda: True)
+    assert end is WaitEnd.TIMEOUT
+    assert time.monotonic() - started >= 0.5 and len(unanswered) >= 2
+
+
+def test_a_cancel_ends_an_unanswered_handshake(unanswered) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    wait = handshake.threaded_wait(cancel)
+    end = handshake.handshake(object(), RunTask, wait, time.monotonic() + 30)
+    assert end is WaitEnd.CANCELED and len(unanswered) == 1

@@ -1,0 +1,74 @@
+"""A handshake before an action client's first goal: has the server found this client?
+
+Discovery is two-sided. `ActionClient.server_is_ready()` says that the client has found
+the server; the server may not yet have found the client, and a server that has not
+drops its answers to it (Fast DDS's rmw waits 100 ms for the client's reader to match,
+then gives up). A lost result can be asked for again; a lost goal acceptance cannot: the
+goal runs on the server while the client waits for an answer that never comes, and
+sending the goal again would be a second goal.
+
+So before a goal the client asks, as a handshake, for the result of a goal nobody sent:
+every action server (rclpy's, rclcpp's) answers that at once with STATUS_UNKNOWN, and
+once an answer has come the server has found the client. An answer lost to discovery is
+not sent again, so the request is asked again every `REASK_S` until one comes. The
+servers of this stack (`ResultAwareActionServer`) answer it without a warning and send
+the answer again when the middleware refuses it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from rclpy.action.client import ClientGoalHandle
+from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
+
+from cowp_ros.ros.waiting import GONE_AFTER_S, Cancellable, WaitEnd, wait_future
+
+REASK_S = 1.0
+"""How long the handshake waits for an answer before asking again: a server that has
+found the client answers within milliseconds."""
+
+AnswerWait = Callable[[Future[Any], float], WaitEnd]
+"""Waits for a future until a monotonic time: DONE, TIMEOUT, or CANCELED/GONE."""
+
+
+def ask_about_no_goal(client: Any, action_type: Any) -> Future[Any]:
+    """Send a result request for a goal nobody sent (a fresh random goal id)."""
+    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    no_goal = action_type.Impl.SendGoalService.Response()
+    return ClientGoalHandle(client, goal_id, no_goal).get_result_async()
+
+
+def handshake(
+    client: Any,
+    action_type: Any,
+    wait: AnswerWait,
+    deadline: float,
+    alive: Callable[[], bool] | None = None,
+) -> WaitEnd:
+    """Ask about no goal until the server answers (DONE), asking again every `REASK_S`;
+    TIMEOUT at `deadline`, GONE once `alive()` has said no for `GONE_AFTER_S` (a server
+    whose node died still looks present until its lease runs out, and answers nothing),
+    or whatever else `wait` ended with (a cancel)."""
+    gone_since: float | None = None
+    while True:
+        answer = ask_about_no_goal(client, action_type)
+        end = wait(answer, min(deadline, time.monotonic() + REASK_S))
+        if end is not WaitEnd.TIMEOUT:
+            return end
+        now = time.monotonic()
+        if alive is not None:
+            gone_since = None if alive() else (gone_since or now)
+            if gone_since is not None and now - gone_since >= GONE_AFTER_S:
+                return WaitEnd.GONE
+        if now >= deadline:
+            return WaitEnd.TIMEOUT
+
+
+def threaded_wait(cancel: Cancellable) -> AnswerWait:
+    """The wait for a node whose executor completes futures on another thread."""
+    return lambda future, until: wait_future(future, cancel=cancel, deadline=until)
