@@ -1,18 +1,26 @@
-"""`cowp task situation`'s verb: the situation reaches a subscriber in another program
-before the verb returns (it waits for the subscriber's acknowledgement, not for a
-guessed moment), and the verb fails with the fix when nobody listens."""
+"""The verbs of `cowp task situation` and `cowp task cancel`: the situation reaches a
+subscriber in another program before the verb returns (it waits for the subscriber's
+acknowledgement, not for a guessed moment), and fails with the fix when nobody
+listens; the cancel reaches the running task past a request lost to discovery, and
+says so when nothing runs."""
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
+from rclpy.action import CancelResponse
 from rclpy.executors import SingleThreadedExecutor
 
+from cowp_interfaces.action import RunTask
 from cowp_interfaces.msg import Situation
+from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.clients.graph_verbs import publish_situation
-from cowp_ros.ros.names import SITUATIONS_TOPIC
+from cowp_ros.ros.clients.graph_verbs import cancel_running_task, publish_situation
+from cowp_ros.ros.clients.task_client import TaskClient
+from cowp_ros.ros.names import RUN_TASK_ACTION, SITUATIONS_TOPIC
+from cowp_ros.ros.result_delivery import ResultAwareActionServer
 
 pytestmark = pytest.mark.ros
 
@@ -39,3 +47,50 @@ def test_the_situation_has_arrived_when_the_verb_returns(lone_node) -> None:
 def test_nobody_listening_is_an_error_that_says_so() -> None:
     with pytest.raises(CowpError, match="nobody listens on /cowp/situations after 1 s"):
         publish_situation("the cup is dirty", about="", source="person", confidence=1.0, wait_s=1.0)
+
+
+class HardOfHearing(ResultAwareActionServer):
+    """The task manager's kind of server, deaf to the first cancel request it gets (what
+    discovery under load does to a new client's request or answer); counts them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.cancel_requests = 0
+        super().__init__(*args, **kwargs)
+
+    async def _execute_cancel_request(self, request_header_and_message: Any) -> None:
+        self.cancel_requests += 1
+        if self.cancel_requests == 1:
+            return  # lost on the way: no answer will ever come for it
+        await super()._execute_cancel_request(request_header_and_message)
+
+
+def run_until_canceled(goal_handle: Any) -> Any:
+    while not goal_handle.is_cancel_requested:
+        time.sleep(0.05)
+    goal_handle.canceled()
+    return RunTask.Result(success=False, outcome="canceled", explanation="canceled")
+
+
+def test_cancel_reaches_the_running_task_past_a_lost_request(run_task_server) -> None:
+    server = run_task_server(
+        HardOfHearing,
+        RUN_TASK_ACTION,
+        run_until_canceled,
+        cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+    )
+    client = TaskClient(node_name="cancel_verb_client")
+    try:
+        client.wait_until_ready(30)
+        client.run_task("serve_water")
+        canceling = cancel_running_task(30.0)
+        result = client.get_result(timeout_s=30)
+    finally:
+        client.close()
+    assert canceling == 1
+    assert server.cancel_requests == 3  # the lost handshake, the answered one, the cancel
+    assert result.delivered and result.outcome is Outcome.CANCELED
+
+
+def test_cancel_with_nothing_running_cancels_nothing(run_task_server) -> None:
+    run_task_server(HardOfHearing, RUN_TASK_ACTION, run_until_canceled)
+    assert cancel_running_task(30.0) == 0

@@ -7,14 +7,18 @@ does its one thing and goes.
 
 from __future__ import annotations
 
+import time
+import uuid
 from typing import Any
 
 from action_msgs.msg import GoalInfo
 from action_msgs.srv import CancelGoal
 from rclpy.duration import Duration
+from unique_identifier_msgs.msg import UUID
 
 from cowp_interfaces.msg import Situation
 from cowp_ros.errors import CowpError
+from cowp_ros.ros import handshake
 from cowp_ros.ros.names import RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.own_node import OwnNode
 
@@ -45,7 +49,14 @@ def publish_situation(
 
 
 def cancel_running_task(wait_s: float) -> int:
-    """Ask the task manager to cancel every goal it has; how many it is canceling."""
+    """Ask the task manager to cancel every goal it has; how many it is canceling.
+
+    A new client's request or answer can be lost while the server is still discovering
+    it, and a cancel-all cannot be sent twice (the second one finds the goals already
+    canceling, and would report none). So the client first asks to cancel a goal nobody
+    sent, which the server answers at once and harmlessly ("unknown goal"), again every
+    `handshake.REASK_S` until an answer comes; then it sends the cancel-all once.
+    """
     service = f"{RUN_TASK_ACTION}/_action/cancel_goal"
     with OwnNode("cowp_task_cancel") as graph:
         client: Any = graph.node.create_client(CancelGoal, service)
@@ -54,6 +65,19 @@ def cancel_running_task(wait_s: float) -> int:
                 f"no task manager serves {RUN_TASK_ACTION} after {wait_s:.0f} s",
                 hint="is the graph running, with the same ROS_DOMAIN_ID?",
             )
+        deadline = time.monotonic() + wait_s
+        while True:
+            nobody = GoalInfo(goal_id=UUID(uuid=list(uuid.uuid4().bytes)))
+            probe = client.call_async(CancelGoal.Request(goal_info=nobody))
+            left = deadline - time.monotonic()
+            if graph.spin_until(probe.done, max(0.0, min(handshake.REASK_S, left))):
+                break
+            if time.monotonic() >= deadline:
+                raise CowpError(
+                    f"the task manager serves {RUN_TASK_ACTION} but did not answer within "
+                    f"{wait_s:.0f} s",
+                    hint="it is up but not serving requests: its log says why",
+                )
         # A zero goal id and a zero stamp ask the server to cancel every goal it has.
         future = client.call_async(CancelGoal.Request(goal_info=GoalInfo()))
         if not graph.spin_until(future.done, wait_s):
