@@ -20,7 +20,7 @@ from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.conversions import step_to_msg
-from cowp_ros.ros.handshake import handshake, threaded_wait
+from cowp_ros.ros.handshake import ask_about_no_goal, handshake, threaded_wait
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
 from cowp_ros.ros.waiting import WaitEnd, run_action, wait_for_server
 from cowp_ros.tasks.presence import Presence
@@ -62,8 +62,7 @@ class GraphRobot:
             )
         # The executor must have found this node too, or the step's acceptance is lost.
         answered = handshake(
-            client,
-            ExecuteSkill,
+            lambda: ask_about_no_goal(client, ExecuteSkill),
             threaded_wait(cancel),
             time.monotonic() + EXECUTOR_WAIT_S,
             alive=client.server_is_ready,

@@ -26,6 +26,7 @@ from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
+from cowp_ros.ros.own_node import OwnNode
 from cowp_ros.ros.waiting import GONE_AFTER_S, Cancellable, WaitEnd, wait_future
 
 REASK_S = 1.0
@@ -35,28 +36,35 @@ found the client answers within milliseconds."""
 AnswerWait = Callable[[Future[Any], float], WaitEnd]
 """Waits for a future until a monotonic time: DONE, TIMEOUT, or CANCELED/GONE."""
 
+Ask = Callable[[], Future[Any]]
+"""Sends one handshake request; its answer's future."""
+
+
+def nobody_goal_id() -> UUID:
+    """A goal id nobody sent (fresh and random)."""
+    return UUID(uuid=list(uuid.uuid4().bytes))
+
 
 def ask_about_no_goal(client: Any, action_type: Any) -> Future[Any]:
-    """Send a result request for a goal nobody sent (a fresh random goal id)."""
-    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    """Send an action client's result request for a goal nobody sent."""
     no_goal = action_type.Impl.SendGoalService.Response()
-    return ClientGoalHandle(client, goal_id, no_goal).get_result_async()
+    return ClientGoalHandle(client, nobody_goal_id(), no_goal).get_result_async()
 
 
 def handshake(
-    client: Any,
-    action_type: Any,
+    ask: Ask,
     wait: AnswerWait,
     deadline: float,
     alive: Callable[[], bool] | None = None,
 ) -> WaitEnd:
-    """Ask about no goal until the server answers (DONE), asking again every `REASK_S`;
-    TIMEOUT at `deadline`, GONE once `alive()` has said no for `GONE_AFTER_S` (a server
-    whose node died still looks present until its lease runs out, and answers nothing),
-    or whatever else `wait` ended with (a cancel)."""
+    """Ask (`ask_about_no_goal`, or another request the server answers harmlessly)
+    until the server answers (DONE), asking again every `REASK_S`; TIMEOUT at
+    `deadline`, GONE once `alive()` has said no for `GONE_AFTER_S` (a server whose node
+    died still looks present until its lease runs out, and answers nothing), or
+    whatever else `wait` ended with (a cancel)."""
     gone_since: float | None = None
     while True:
-        answer = ask_about_no_goal(client, action_type)
+        answer = ask()
         end = wait(answer, min(deadline, time.monotonic() + REASK_S))
         if end is not WaitEnd.TIMEOUT:
             return end
@@ -72,3 +80,17 @@ def handshake(
 def threaded_wait(cancel: Cancellable) -> AnswerWait:
     """The wait for a node whose executor completes futures on another thread."""
     return lambda future, until: wait_future(future, cancel=cancel, deadline=until)
+
+
+def spinning_wait(own: OwnNode, cancel: Cancellable | None = None) -> AnswerWait:
+    """The wait for a node of its own (a client's, a command's), spun here until the
+    answer comes."""
+
+    def wait(future: Future[Any], until: float) -> WaitEnd:
+        stop = cancel.is_set if cancel is not None else lambda: False
+        own.spin_until(lambda: future.done() or stop(), max(0.0, until - time.monotonic()))
+        if future.done():
+            return WaitEnd.DONE
+        return WaitEnd.CANCELED if stop() else WaitEnd.TIMEOUT
+
+    return wait

@@ -134,7 +134,9 @@ def test_the_handshake_of_a_node_spun_on_another_thread(hard_of_hearing, lone_no
         assert wait_for_server(client, cancel=cancel, seconds=30) is WaitEnd.DONE
         started = time.monotonic()
         end = handshake.handshake(
-            client, RunTask, handshake.threaded_wait(cancel), time.monotonic() + 30
+            lambda: handshake.ask_about_no_goal(client, RunTask),
+            handshake.threaded_wait(cancel),
+            time.monotonic() + 30,
         )
         waited = time.monotonic() - started
     finally:
@@ -145,20 +147,23 @@ def test_the_handshake_of_a_node_spun_on_another_thread(hard_of_hearing, lone_no
     assert hard_of_hearing.unknown == 3 and waited >= 2 * handshake.REASK_S
 
 
+class Unanswered:
+    """Handshake requests nobody answers (no server needed): the futures asked, in order."""
+
+    def __init__(self) -> None:
+        self.asked: list[Future] = []
+
+    def __call__(self) -> Future:
+        self.asked.append(Future())
+        return self.asked[-1]
+
+
 @pytest.fixture
-def unanswered(monkeypatch: pytest.MonkeyPatch) -> list[Future]:
-    """Handshakes nobody answers (no server needed), asked again every 50 ms; the
-    futures asked, in order."""
-    asked: list[Future] = []
-
-    def ask(_client: Any, _action_type: Any) -> Future:
-        asked.append(Future())
-        return asked[-1]
-
-    monkeypatch.setattr(handshake, "ask_about_no_goal", ask)
+def unanswered(monkeypatch: pytest.MonkeyPatch) -> Unanswered:
+    """Handshakes nobody answers, asked again every 50 ms."""
     monkeypatch.setattr(handshake, "REASK_S", 0.05)
     monkeypatch.setattr(handshake, "GONE_AFTER_S", 0.3)
-    return asked
+    return Unanswered()
 
 
 def test_a_server_that_went_away_ends_the_handshake_gone(unanswered) -> None:
@@ -168,28 +173,27 @@ def test_a_server_that_went_away_ends_the_handshake_gone(unanswered) -> None:
     looks_present = iter([True, True, True])  # then absent for good
     started = time.monotonic()
     end = handshake.handshake(
-        object(),
-        RunTask,
+        unanswered,
         handshake.threaded_wait(threading.Event()),
         time.monotonic() + 30,
         alive=lambda: next(looks_present, False),
     )
     assert end is WaitEnd.GONE
     assert time.monotonic() - started < 20  # the absence, not the 30 s deadline
-    assert len(unanswered) >= 3
+    assert len(unanswered.asked) >= 3
 
 
 def test_an_unanswered_handshake_ends_at_its_deadline(unanswered) -> None:
     started = time.monotonic()
     wait = handshake.threaded_wait(threading.Event())
-    end = handshake.handshake(object(), RunTask, wait, started + 0.5, alive=lambda: True)
+    end = handshake.handshake(unanswered, wait, started + 0.5, alive=lambda: True)
     assert end is WaitEnd.TIMEOUT
-    assert time.monotonic() - started >= 0.5 and len(unanswered) >= 2
+    assert time.monotonic() - started >= 0.5 and len(unanswered.asked) >= 2
 
 
 def test_a_cancel_ends_an_unanswered_handshake(unanswered) -> None:
     cancel = threading.Event()
     cancel.set()
     wait = handshake.threaded_wait(cancel)
-    end = handshake.handshake(object(), RunTask, wait, time.monotonic() + 30)
-    assert end is WaitEnd.CANCELED and len(unanswered) == 1
+    end = handshake.handshake(unanswered, wait, time.monotonic() + 30)
+    assert end is WaitEnd.CANCELED and len(unanswered.asked) == 1

@@ -8,19 +8,18 @@ does its one thing and goes.
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Any
 
 from action_msgs.msg import GoalInfo
 from action_msgs.srv import CancelGoal
 from rclpy.duration import Duration
-from unique_identifier_msgs.msg import UUID
 
 from cowp_interfaces.msg import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.ros import handshake
 from cowp_ros.ros.names import RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.own_node import OwnNode
+from cowp_ros.ros.waiting import WaitEnd
 
 
 def publish_situation(
@@ -65,19 +64,19 @@ def cancel_running_task(wait_s: float) -> int:
                 f"no task manager serves {RUN_TASK_ACTION} after {wait_s:.0f} s",
                 hint="is the graph running, with the same ROS_DOMAIN_ID?",
             )
+
+        def cancel_nobody() -> Any:
+            nobody = GoalInfo(goal_id=handshake.nobody_goal_id())
+            return client.call_async(CancelGoal.Request(goal_info=nobody))
+
         deadline = time.monotonic() + wait_s
-        while True:
-            nobody = GoalInfo(goal_id=UUID(uuid=list(uuid.uuid4().bytes)))
-            probe = client.call_async(CancelGoal.Request(goal_info=nobody))
-            left = deadline - time.monotonic()
-            if graph.spin_until(probe.done, max(0.0, min(handshake.REASK_S, left))):
-                break
-            if time.monotonic() >= deadline:
-                raise CowpError(
-                    f"the task manager serves {RUN_TASK_ACTION} but did not answer within "
-                    f"{wait_s:.0f} s",
-                    hint="it is up but not serving requests: its log says why",
-                )
+        answered = handshake.handshake(cancel_nobody, handshake.spinning_wait(graph), deadline)
+        if answered is not WaitEnd.DONE:
+            raise CowpError(
+                f"the task manager serves {RUN_TASK_ACTION} but did not answer within "
+                f"{wait_s:.0f} s",
+                hint="it is up but not serving requests: its log says why",
+            )
         # A zero goal id and a zero stamp ask the server to cancel every goal it has.
         future = client.call_async(CancelGoal.Request(goal_info=GoalInfo()))
         if not graph.spin_until(future.done, wait_s):

@@ -94,7 +94,11 @@ class TaskClient:
         deadline = time.monotonic() + timeout_s
         found = wait_for_server(self.client, cancel=cancel, seconds=timeout_s)
         if found is WaitEnd.DONE:
-            found = handshake.handshake(self.client, RunTask, self._wait_spinning(cancel), deadline)
+            found = handshake.handshake(
+                lambda: handshake.ask_about_no_goal(self.client, RunTask),
+                handshake.spinning_wait(self._own, cancel),
+                deadline,
+            )
         if found is WaitEnd.CANCELED:
             return False
         if found is not WaitEnd.DONE:
@@ -110,21 +114,6 @@ class TaskClient:
                 "ROS_DOMAIN_ID matches",
             )
         return True
-
-    def _wait_spinning(self, cancel: Cancellable) -> handshake.AnswerWait:
-        """The handshake's wait: this client's own executor spun until the answer."""
-
-        def wait(future: Future[Any], until: float) -> WaitEnd:
-            while not future.done():
-                if cancel.is_set():
-                    return WaitEnd.CANCELED
-                now = time.monotonic()
-                if now >= until:
-                    return WaitEnd.TIMEOUT
-                self.executor.spin_once(timeout_sec=min(0.05, until - now))
-            return WaitEnd.DONE
-
-        return wait
 
     def close(self) -> None:
         self._own.close()
