@@ -16,6 +16,7 @@ EXECUTE_SKILL_ACTION = "/cowp/execute_skill"
 # Topics
 SITUATIONS_TOPIC = "/cowp/situations"
 CURRENT_STEP_TOPIC = "/cowp/current_step"
+TASK_OUTCOMES_TOPIC = "/cowp/task_outcomes"
 DETECTIONS_TOPIC = "/cowp/detections"
 ANNOTATED_IMAGE_TOPIC = "/cowp/detections/image"
 WRIST_IMAGE_TOPIC = "/wrist_camera/image_raw"

@@ -12,6 +12,14 @@ It also answers a result request for a goal it does not hold (STATUS_UNKNOWN) th
 it answers one for a goal it does: a send the middleware refuses is tried again, and
 the request is not logged as a warning. That is the request a `TaskClient` sends as its
 handshake before its first goal, so the answer must not be lost to discovery either.
+
+"Sent" is not "received": a response the middleware took can still be lost when the
+node is destroyed before the reader has it (a reliable writer resends until
+acknowledged, but only while it exists), and a service has no acknowledgement to wait
+for. So the task manager also publishes each goal's outcome (`TaskOutcome`) on a
+reliable, transient-local topic, whose acknowledgements a node about to go can wait for
+(`Publisher.wait_for_all_acked`); a `TaskClient` reads the outcome from whichever
+arrives first.
 """
 
 from __future__ import annotations
@@ -25,7 +33,11 @@ from typing import Any
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
 from rclpy.impl.implementation_singleton import rclpy_implementation
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
+
+from cowp_interfaces.action import RunTask
+from cowp_interfaces.msg import TaskOutcome
 
 RCLError = rclpy_implementation.RCLError
 
@@ -37,6 +49,37 @@ RESEND_FOR_S = 3.0
 response reader not matched yet); a shutdown waits for it within its grace."""
 
 RESEND_EVERY_S = 0.1
+
+OUTCOMES_QOS = QoSProfile(
+    history=HistoryPolicy.KEEP_LAST,
+    depth=8,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
+"""The QoS of the outcomes topic, for its publisher and every reader: the latest goals'
+outcomes, kept for a reader that comes late and resent until it acknowledged them."""
+
+
+RESULT_FIELDS = (
+    "success",
+    "outcome",
+    "executed_steps",
+    "handled_situations",
+    "explanation",
+    "report_path",
+)
+"""The fields `TaskOutcome` shares with `RunTask.Result` (a test checks they are all)."""
+
+
+def outcome_message(goal_id: bytes, status: int, result: RunTask.Result) -> TaskOutcome:
+    """The `TaskOutcome` of goal `goal_id`, which ended with `status` and `result`."""
+    fields = {name: getattr(result, name) for name in RESULT_FIELDS}
+    return TaskOutcome(goal_id=list(goal_id), status=status, **fields)
+
+
+def result_of(message: TaskOutcome) -> RunTask.Result:
+    """The action result a `TaskOutcome` carries."""
+    return RunTask.Result(**{name: getattr(message, name) for name in RESULT_FIELDS})
 
 
 class ResultAwareActionServer(ActionServer):

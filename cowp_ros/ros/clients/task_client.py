@@ -13,7 +13,10 @@ ROS code (the `cowp demo` command uses it), and it never blocks longer than the 
 timeout: a task manager that disappears mid-task ends as `Outcome.ABORTED` with a
 message saying so, instead of a hang. A result request that was lost (the server was
 still discovering this client) is sent again once the server's goal status says the
-goal ended, so a result is not lost to discovery either.
+goal ended, so a result is not lost to discovery either; and the task manager also
+publishes each goal's outcome on `/cowp/task_outcomes`, which the client reads too, so
+a result whose answer was lost when the task manager went away right after sending it
+(Ctrl-C mid-task) still arrives (`cowp_ros.ros.result_delivery`).
 
 `wait_until_ready` returns once the task manager has answered this client, not only
 once the client has found it (`cowp_ros.ros.handshake`): a server that has not yet found
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,12 +37,14 @@ from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
 
 from cowp_interfaces.action import RunTask
+from cowp_interfaces.msg import TaskOutcome
 from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
 from cowp_ros.ros import handshake
 from cowp_ros.ros.goal_limits import goal_problem
-from cowp_ros.ros.names import RUN_TASK_ACTION
+from cowp_ros.ros.names import RUN_TASK_ACTION, TASK_OUTCOMES_TOPIC
 from cowp_ros.ros.own_node import OwnNode
+from cowp_ros.ros.result_delivery import OUTCOMES_QOS, result_of
 from cowp_ros.ros.waiting import Cancellable, WaitEnd, wait_for_server
 
 ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
@@ -49,6 +55,18 @@ result before asking again. The request sent when the goal was accepted can be l
 while the server is still discovering this client (a new client's request or answer,
 see cowp_ros/ros/clients/kept_clients.py); asking again costs one small request, and
 the server answers every request for a goal it still holds."""
+
+KEPT_OUTCOMES = 16
+"""Outcomes read from the outcomes topic that are kept (the latest goals'): the one of
+this client's goal can arrive before the goal's acceptance is read."""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """The server's answer for the goal: its final status and result (None: none sent)."""
+
+    status: int
+    result: RunTask.Result | None
 
 
 @dataclass(frozen=True)
@@ -83,6 +101,10 @@ class TaskClient:
         self._ended_seen_at: float | None = None  # when the status first said "ended"
         self._feedback: list[RunTask.Feedback] = []
         self._read = 0  # feedback messages already handed out by get_feedback()
+        self._outcomes: OrderedDict[bytes, TaskOutcome] = OrderedDict()
+        self.node.create_subscription(
+            TaskOutcome, TASK_OUTCOMES_TOPIC, self._on_outcome, OUTCOMES_QOS
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def wait_until_ready(self, timeout_s: float = 60.0, cancel: Cancellable | None = None) -> bool:
@@ -147,13 +169,21 @@ class TaskClient:
         self.executor.spin_once(timeout_sec=spin_s)
         return self._answered() is not None
 
-    def _answered(self) -> Future[Any] | None:
-        """The first answered result request; asks again when the goal has ended
-        `RESULT_REASK_S` ago without an answer (see RESULT_REASK_S)."""
+    def _answered(self) -> _Answer | None:
+        """The answer to the first answered result request, or the goal's outcome read
+        from the outcomes topic; asks again when the goal has ended `RESULT_REASK_S` ago
+        without an answer (see RESULT_REASK_S)."""
         for future in self._result_futures:
             if future.done():
-                return future
+                response = future.result()
+                if response is None:
+                    return _Answer(GoalStatus.STATUS_UNKNOWN, None)
+                return _Answer(response.status, response.result)
         handle = self._goal_handle
+        if handle is not None:
+            outcome = self._outcomes.get(bytes(handle.goal_id.uuid))
+            if outcome is not None:
+                return _Answer(outcome.status, result_of(outcome))
         if handle is None or handle.status not in ENDED:
             return None
         now = time.monotonic()
@@ -197,12 +227,11 @@ class TaskClient:
                 gone_since = gone_since or time.monotonic()
                 if time.monotonic() - gone_since > server_gone_after_s:
                     return self._aborted("the task manager went away mid-task")
-        response = answered.result()
-        if response is None:
+        result = answered.result
+        if result is None:
             return self._aborted("the task manager sent no result")
-        result = response.result
         outcome = Outcome.parse(result.outcome)
-        if response.status == GoalStatus.STATUS_CANCELED:
+        if answered.status == GoalStatus.STATUS_CANCELED:
             outcome = Outcome.CANCELED
         return TaskResult(
             outcome=outcome,
@@ -217,6 +246,11 @@ class TaskClient:
     # -------------------------------------------------------------------- helpers
     def _on_feedback(self, message) -> None:
         self._feedback.append(message.feedback)
+
+    def _on_outcome(self, message: TaskOutcome) -> None:
+        self._outcomes[bytes(message.goal_id)] = message
+        while len(self._outcomes) > KEPT_OUTCOMES:
+            self._outcomes.popitem(last=False)
 
     def _spin_until(self, future, timeout_s: float, what: str) -> None:
         if not self._own.spin_until(future.done, timeout_s, step_s=0.1):

@@ -16,7 +16,8 @@ the goal with an outcome and an explanation that says what failed (a node that d
 step the robot could not do, no solution); nothing hangs. A JSON report of every
 question, PDDL change and plan is written for each run, whatever its outcome; a
 shutdown (Ctrl-C) ends the run in flight and waits until its result has gone out to
-the client before the node goes.
+the client, and its outcome on `/cowp/task_outcomes` was acknowledged by every reader,
+before the node goes (`cowp_ros.ros.result_delivery`).
 
 This file only wires the node: its parameters, its subscription and its action server.
 """
@@ -30,9 +31,11 @@ from typing import Any
 from rclpy.action import ActionClient, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.duration import Duration
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import Situation as SituationMsg
+from cowp_interfaces.msg import TaskOutcome
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.report_file import reports_folder
@@ -49,11 +52,16 @@ from cowp_ros.ros.names import (
     PLAN_SERVICE,
     RUN_TASK_ACTION,
     SITUATIONS_TOPIC,
+    TASK_OUTCOMES_TOPIC,
 )
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
-from cowp_ros.ros.result_delivery import ResultAwareActionServer
+from cowp_ros.ros.result_delivery import (
+    OUTCOMES_QOS,
+    ResultAwareActionServer,
+    outcome_message,
+)
 from cowp_ros.ros.task_run import TaskRun, resolve_task
 
 __all__ = ["PARAMETERS", "TaskManager", "main", "resolve_task"]
@@ -120,7 +128,7 @@ PARAMETERS = (
     Param(
         "shutdown_grace_s",
         5.0,
-        "on shutdown, how long the run in flight has to end and send its result",
+        "on shutdown, how long the run in flight has to end and its result to reach its client",
         positive,
     ),
 )
@@ -149,6 +157,7 @@ class TaskManager(ActionNode):
         )
         self._busy = threading.Lock()
         self._active: TaskRun | None = None
+        self.outcomes = self.create_publisher(TaskOutcome, TASK_OUTCOMES_TOPIC, OUTCOMES_QOS)
         self.server = ResultAwareActionServer(
             self,
             RunTask,
@@ -200,11 +209,13 @@ class TaskManager(ActionNode):
         if not self._busy.acquire(blocking=False):
             self.get_logger().warning("aborted a RunTask goal: a task is already running")
             goal_handle.abort()
-            return RunTask.Result(
+            refused = RunTask.Result(
                 success=False,
                 outcome="aborted",
                 explanation="aborted: a task is already running (one goal at a time)",
             )
+            self.publish_outcome(goal_handle, refused)
+            return refused
         try:
             run = TaskRun(self, goal_handle)
             self._active = run
@@ -215,18 +226,28 @@ class TaskManager(ActionNode):
         finally:
             self._busy.release()
 
+    def publish_outcome(self, goal_handle: ServerGoalHandle, result: RunTask.Result) -> None:
+        """Publish how a goal ended, once its status is final (see `TaskOutcome`)."""
+        goal_id = bytes(goal_handle.goal_id.uuid)
+        self.outcomes.publish(outcome_message(goal_id, goal_handle.status, result))
+
     def on_shutdown(self) -> None:
         """End the run in flight (it reports `aborted: shutting down`) and give it
-        `shutdown_grace_s` to end and send its result before the node goes."""
+        `shutdown_grace_s` to end, send its result, and have its outcome acknowledged by
+        every reader of `/cowp/task_outcomes`, before the node goes."""
         run = self._active
         if run is None:
             return
         deadline = time.monotonic() + self.params["shutdown_grace_s"]
         run.cancel.cancel("the task manager is shutting down")
         ended = run.finished.wait(self.params["shutdown_grace_s"])
-        if not (ended and self.server.wait_result_sent(run.goal_id, deadline - time.monotonic())):
+        sent = ended and self.server.wait_result_sent(run.goal_id, deadline - time.monotonic())
+        acked = ended and self.outcomes.wait_for_all_acked(
+            Duration(seconds=max(0.0, deadline - time.monotonic()))
+        )
+        if not (sent and acked):
             self.get_logger().warning(
-                "shutting down before the result of the task in flight went out to its client"
+                "shutting down before the result of the task in flight reached its client"
             )
 
 
