@@ -36,19 +36,23 @@ def lone_node() -> Iterator[Callable[[str], Node]]:
 
 @pytest.fixture
 def run_task_server() -> Iterator[Callable[..., Any]]:
-    """Starts RunTask action servers: `run_task_server(ServerClass, action, execute,
-    **kwargs)` makes one on a node of its own context, spun by a MultiThreadedExecutor
-    on a thread of its own (as the task manager is), and returns it; each is stopped and
-    destroyed when the test ends."""
+    """Starts action servers, RunTask unless `action_type` says otherwise:
+    `run_task_server(ServerClass, action, execute, **kwargs)` makes one on a node of its
+    own context, spun by a MultiThreadedExecutor on a thread of its own (as the task
+    manager is), and returns it; each is stopped and destroyed when the test ends."""
     made: list[tuple[ActionServer, Node, rclpy.Context, Any, threading.Thread]] = []
 
     def start(
-        server_class: type[ActionServer], action: str, execute: Callable[[Any], Any], **kwargs: Any
+        server_class: type[ActionServer],
+        action: str,
+        execute: Callable[[Any], Any],
+        action_type: Any = RunTask,
+        **kwargs: Any,
     ) -> Any:
         context = rclpy.Context()
         rclpy.init(context=context)
         node = Node(f"run_task_server_{len(made)}", context=context)
-        server = server_class(node, RunTask, action, execute_callback=execute, **kwargs)
+        server = server_class(node, action_type, action, execute_callback=execute, **kwargs)
         executor = MultiThreadedExecutor(context=context)
         executor.add_node(node)
         spinning = threading.Thread(target=executor.spin, daemon=True)

@@ -1,9 +1,10 @@
 """The handshake before a first goal (`cowp_ros.ros.handshake`): a result request for a
 goal nobody sent, asked again until the server answers. TaskClient.wait_until_ready
-returns only once the task manager has answered, and the task manager asks the executor
-the same way before each step. In process: the stack's own kind of action server
-(`ResultAwareActionServer`), deaf to the first handshakes (what discovery under load
-does to a new client's request or answer); and the loop alone, with nobody answering."""
+returns only once the task manager has answered, the task manager asks the executor the
+same way before each step, and `cowp skill --run` before its step. In process: the
+stack's own kind of action server (`ResultAwareActionServer`), deaf to the first
+handshakes (what discovery under load does to a new client's request or answer); and
+the loop alone, with nobody answering."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
-from cowp_interfaces.action import RunTask
+from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
 from cowp_ros.ros import handshake
+from cowp_ros.ros.clients.skill_client import run_step_on_executor
 from cowp_ros.ros.clients.task_client import TaskClient
 from cowp_ros.ros.result_delivery import ResultAwareActionServer
 from cowp_ros.ros.waiting import WaitEnd, wait_for_server
@@ -197,3 +199,40 @@ def test_a_cancel_ends_an_unanswered_handshake(unanswered) -> None:
     wait = handshake.threaded_wait(cancel)
     end = handshake.handshake(unanswered, wait, time.monotonic() + 30)
     assert end is WaitEnd.CANCELED and len(unanswered.asked) == 1
+
+
+def do_the_step(goal_handle: Any) -> Any:
+    goal_handle.succeed()
+    return ExecuteSkill.Result(success=True, message="grasped cup_1")
+
+
+def test_cowp_skill_run_sends_its_step_once_the_executor_answered(run_task_server) -> None:
+    executor = run_task_server(
+        DeafServer, "/handshake/execute_skill", do_the_step, ExecuteSkill, deaf_to=2
+    )
+    said: list[str] = []
+    ok, message = run_step_on_executor(
+        "/handshake/execute_skill",
+        "grasp_cup",
+        ["cup_1"],
+        server_timeout_s=30,
+        step_timeout_s=30,
+        say=said.append,
+    )
+    assert (ok, message) == (True, "grasped cup_1")
+    assert executor.unknown == 3  # two lost handshakes, and the one answered
+
+
+def test_cowp_skill_run_names_an_executor_that_never_answers(run_task_server) -> None:
+    run_task_server(
+        DeafServer, "/handshake/deaf_executor", do_the_step, ExecuteSkill, deaf_to=10**6
+    )
+    with pytest.raises(CowpError, match="is there but did not answer within 3 s"):
+        run_step_on_executor(
+            "/handshake/deaf_executor",
+            "grasp_cup",
+            ["cup_1"],
+            server_timeout_s=3,
+            step_timeout_s=30,
+            say=lambda line: None,
+        )

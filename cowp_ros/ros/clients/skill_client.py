@@ -2,7 +2,10 @@
 
 A person trying a skill on a new robot watches it: the feedback is printed as it comes,
 Ctrl-C cancels the goal on the executor (the robot stops), and the result says what
-happened. The waiting is `cowp_ros.ros.waiting.run_action`, as for every other action.
+happened. The waiting is `cowp_ros.ros.waiting.run_action`, as for every other action;
+before the goal, the executor must have answered this new client
+(`cowp_ros.ros.handshake`), or the goal's acceptance can be lost while it is still
+discovering the client, and the robot would move while the command waits for nothing.
 """
 
 from __future__ import annotations
@@ -10,10 +13,12 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.handshake import ask_about_no_goal, handshake, threaded_wait
 from cowp_ros.ros.waiting import WaitEnd, run_action, wait_for_server
 
 
@@ -48,9 +53,28 @@ def run_step_on_executor(
         # Made before the node spins (see OwnNode.spin_in_background).
         client: ActionClient[Any, Any, Any] = ActionClient(own.node, ExecuteSkill, action_name)
         own.spin_in_background()
+        deadline = time.monotonic() + server_timeout_s
         found = wait_for_server(client, cancel=cancel, seconds=server_timeout_s)
+        if found is WaitEnd.DONE:
+            found = handshake(
+                lambda: ask_about_no_goal(client, ExecuteSkill),
+                threaded_wait(cancel),
+                deadline,
+                alive=client.server_is_ready,
+            )
         if found is WaitEnd.CANCELED:  # Ctrl-C while the executor is still starting
             return False, f"canceled while waiting for {action_name}"
+        if found is WaitEnd.GONE:
+            raise CowpError(
+                f"the executor at {action_name} went away before it answered",
+                hint="its node died? its log says why",
+            )
+        if found is WaitEnd.TIMEOUT and client.server_is_ready():
+            raise CowpError(
+                f"the executor at {action_name} is there but did not answer within "
+                f"{server_timeout_s:g} s",
+                hint="the executor node is up but not serving requests: its log says why",
+            )
         if found is not WaitEnd.DONE:
             raise CowpError(
                 f"no executor serves {action_name} within {server_timeout_s:g} s",
