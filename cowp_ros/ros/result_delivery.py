@@ -32,12 +32,15 @@ from typing import Any
 
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionServer
+from rclpy.action.server import ServerGoalHandle
+from rclpy.duration import Duration
 from rclpy.impl.implementation_singleton import rclpy_implementation
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.task import Future
 
 from cowp_interfaces.action import RunTask
 from cowp_interfaces.msg import TaskOutcome
+from cowp_ros.ros.names import TASK_OUTCOMES_TOPIC
 
 RCLError = rclpy_implementation.RCLError
 
@@ -80,6 +83,25 @@ def outcome_message(goal_id: bytes, status: int, result: RunTask.Result) -> Task
 def result_of(message: TaskOutcome) -> RunTask.Result:
     """The action result a `TaskOutcome` carries."""
     return RunTask.Result(**{name: getattr(message, name) for name in RESULT_FIELDS})
+
+
+class OutcomePublisher:
+    """Publishes how each goal ended on the outcomes topic, and says when every reader
+    has it (for a node about to go)."""
+
+    def __init__(self, node: Any) -> None:
+        self._publisher = node.create_publisher(TaskOutcome, TASK_OUTCOMES_TOPIC, OUTCOMES_QOS)
+
+    def publish(self, goal_handle: ServerGoalHandle, result: RunTask.Result) -> None:
+        """Publish a goal's outcome, once its status is final."""
+        goal_id = bytes(goal_handle.goal_id.uuid)
+        self._publisher.publish(outcome_message(goal_id, goal_handle.status, result))
+
+    def wait_acked(self, until: float) -> bool:
+        """Wait until every reader acknowledged every outcome published; False when the
+        monotonic time `until` came first."""
+        left = Duration(seconds=max(0.0, until - time.monotonic()))
+        return bool(self._publisher.wait_for_all_acked(left))
 
 
 class ResultAwareActionServer(ActionServer):

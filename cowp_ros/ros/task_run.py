@@ -111,7 +111,7 @@ class TaskRun:
             self.goal.succeed()
         else:
             self.goal.abort()
-        self.node.publish_outcome(self.goal, result)
+        self.node.outcomes.publish(self.goal, result)
         self.log.info(end.told())
         self.finished.set()
         return result

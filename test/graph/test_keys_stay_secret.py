@@ -4,7 +4,8 @@ can read: no node's parameters, no log, no bag, no report, no output.
 `cowp demo` runs for real against the scripted server with two canary keys: one in the
 URL (`http://user:KEY@host`), one given with `--llm-key` (the one the server must then
 receive). While the graph is up, every node's parameters are read the way any peer
-would (`list_parameters`, `get_parameters`).
+would (`list_parameters`, `get_parameters`): the model's answer to the first question
+is held until they have been read, so the graph cannot finish its task and go first.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ from cowp_ros.llm.client import WARM_QUESTION
 
 RUN_CLI = "import sys; from cowp_ros.cli import main; sys.exit(main())"
 
+EXPECTED_NODES = {"commonsense", "planner", "task_manager"}
+
+READ_WITHIN_S = 30.0
+"""How long the graph's own nodes and their parameter services may take to be found."""
+
+HOLD_ANSWER_S = 90.0
+"""At most this long the first question's answer waits for the parameters to be read
+(below the commonsense node's `llm_timeout_s`, 120 s: the question must not fail)."""
+
 
 def test_a_key_in_a_url_moves_out_of_the_parameters() -> None:
     assert split_key("http://user:sk-1234@host:8000/v1") == (
@@ -49,16 +59,30 @@ def test_a_key_in_a_url_moves_out_of_the_parameters() -> None:
 
 
 def _parameters_of_every_node(probe: Probe) -> dict[str, str]:
-    """Each node's parameters as text, read as any ROS peer reads them."""
+    """Each node's parameters as text, read as any ROS peer reads them: the graph's
+    own nodes first, once the probe has found them, then every other node it sees."""
+
+    def nodes() -> list[tuple[str, str]]:
+        return [
+            (name, namespace)
+            for name, namespace in probe.node.get_node_names_and_namespaces()
+            if name != probe.node.get_name()
+        ]
+
+    probe.spin_until(
+        lambda: {name for name, _ in nodes()} >= EXPECTED_NODES, READ_WITHIN_S, "the graph"
+    )
     seen: dict[str, str] = {}
-    for name, namespace in probe.node.get_node_names_and_namespaces():
-        if name == probe.node.get_name():
-            continue
+    for name, namespace in sorted(nodes(), key=lambda node: node[0] not in EXPECTED_NODES):
         base = f"{namespace.rstrip('/')}/{name}"
         lister = probe.node.create_client(ListParameters, f"{base}/list_parameters")
         getter = probe.node.create_client(GetParameters, f"{base}/get_parameters")
+        # A node of the graph is held up (its question unanswered): it must be found.
+        # Any other (a command's passing node) may have gone meanwhile.
+        wait_s = READ_WITHIN_S if name in EXPECTED_NODES else 5.0
         if not (
-            lister.wait_for_service(timeout_sec=10) and getter.wait_for_service(timeout_sec=10)
+            lister.wait_for_service(timeout_sec=wait_s)
+            and getter.wait_for_service(timeout_sec=wait_s)
         ):
             continue
         listed = probe.wait_future(lister.call_async(ListParameters.Request()), 20, base)
@@ -80,11 +104,13 @@ def test_no_key_in_any_parameter_log_bag_or_report(
     sane = SensibleModel()
     authorizations: list[str] = []
     asked = threading.Event()
+    read = threading.Event()
 
     def respond(request: Request) -> Reply | None:
         authorizations.append(request.headers.get("Authorization", ""))
         if request.is_chat and request.json["messages"][-1]["content"] != WARM_QUESTION:
             asked.set()  # a question (not the node reading its prompt prefix ahead)
+            read.wait(HOLD_ANSWER_S)  # the graph stays up, waiting for this answer
         return sane(request)
 
     with ScriptedLLMServer(respond) as server:
@@ -105,14 +131,17 @@ def test_no_key_in_any_parameter_log_bag_or_report(
         reader.start()
         try:
             assert asked.wait(180), "the commonsense node never asked the model"
-            parameters = _parameters_of_every_node(probe)
+            try:
+                parameters = _parameters_of_every_node(probe)
+            finally:
+                read.set()
             demo.wait(timeout=400)
         finally:
             if demo.poll() is None:
                 demo.kill()
                 demo.wait()
         reader.join(10)
-    assert {"commonsense", "planner", "task_manager"} <= set(parameters)
+    assert set(parameters) >= EXPECTED_NODES
     assert expected in authorizations, f"the key never reached the node ({channel})"
     places: dict[str, Any] = {"demo output": b"".join(output), **parameters}
     for path in (tmp_path / "demo").rglob("*"):

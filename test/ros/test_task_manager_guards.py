@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import rclpy
+from action_msgs.msg import GoalStatus
 from rclpy.action import GoalResponse
 from rclpy.exceptions import InvalidHandle
 
@@ -45,6 +46,14 @@ class FakeGoal:
     def canceled(self) -> None:
         self.ended = "canceled"
 
+    @property
+    def status(self) -> int:
+        return {
+            "aborted": GoalStatus.STATUS_ABORTED,
+            "succeeded": GoalStatus.STATUS_SUCCEEDED,
+            "canceled": GoalStatus.STATUS_CANCELED,
+        }.get(self.ended, GoalStatus.STATUS_EXECUTING)
+
 
 @pytest.fixture
 def manager(tmp_path: Path) -> Iterator[TaskManager]:
@@ -67,6 +76,8 @@ def test_a_second_goal_that_slipped_past_the_check_ends_at_once(manager: TaskMan
     first (it ends aborted, saying why)."""
     manager._busy.acquire()  # the first goal is running
     goal = FakeGoal("serve_water")
+    published: list[tuple[int, str]] = []
+    manager.outcomes.publish = lambda g, r: published.append((g.status, r.outcome))  # type: ignore[method-assign]
     results: list[Any] = []
     second = threading.Thread(target=lambda: results.append(manager.execute(goal)), daemon=True)
     second.start()
@@ -75,6 +86,7 @@ def test_a_second_goal_that_slipped_past_the_check_ends_at_once(manager: TaskMan
     manager._busy.release()
     assert not blocked, "the second goal waited for the first"
     assert goal.ended == "aborted" and "already running" in results[0].explanation
+    assert published == [(GoalStatus.STATUS_ABORTED, "aborted")]  # for a TaskClient too
 
 
 def test_the_final_line_says_aborted_once(manager: TaskManager) -> None:

@@ -12,7 +12,10 @@ lifetime.
 Every question and answer goes back in the response, for the task manager's report.
 Any ROS peer may call it: a request past a bound (candidates, steps, names, text, or
 `max_questions_per_request` questions) or holding a name that is not a PDDL name is
-refused with a message (`ros/request_limits.py`).
+refused with a message (`ros/request_limits.py`). Its two services take turns (one
+model, one question at a time); the node's parameter services answer meanwhile, so a
+peer that reads `method` or `model` (the task manager before each task, a person with
+`ros2 param get`) is not kept waiting while the model thinks.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from cowp_ros.ros.conversions import (
     steps_from_msgs,
     task_context_from_request,
 )
+from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import (
@@ -321,7 +325,7 @@ class CommonsenseNode(Node):
 
 
 def main(args: list[str] | None = None) -> None:
-    run_node("commonsense", CommonsenseNode, args=args)
+    run_node("commonsense", CommonsenseNode, SteadyMultiThreadedExecutor, args=args)
 
 
 if __name__ == "__main__":

@@ -31,11 +31,9 @@ from typing import Any
 from rclpy.action import ActionClient, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.duration import Duration
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import Situation as SituationMsg
-from cowp_interfaces.msg import TaskOutcome
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.report_file import reports_folder
@@ -52,16 +50,11 @@ from cowp_ros.ros.names import (
     PLAN_SERVICE,
     RUN_TASK_ACTION,
     SITUATIONS_TOPIC,
-    TASK_OUTCOMES_TOPIC,
 )
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
-from cowp_ros.ros.result_delivery import (
-    OUTCOMES_QOS,
-    ResultAwareActionServer,
-    outcome_message,
-)
+from cowp_ros.ros.result_delivery import OutcomePublisher, ResultAwareActionServer
 from cowp_ros.ros.task_run import TaskRun, resolve_task
 
 __all__ = ["PARAMETERS", "TaskManager", "main", "resolve_task"]
@@ -128,7 +121,7 @@ PARAMETERS = (
     Param(
         "shutdown_grace_s",
         5.0,
-        "on shutdown, how long the run in flight has to end and its result to reach its client",
+        "on shutdown, how long the run in flight has to end and its result to reach the client",
         positive,
     ),
 )
@@ -157,7 +150,7 @@ class TaskManager(ActionNode):
         )
         self._busy = threading.Lock()
         self._active: TaskRun | None = None
-        self.outcomes = self.create_publisher(TaskOutcome, TASK_OUTCOMES_TOPIC, OUTCOMES_QOS)
+        self.outcomes = OutcomePublisher(self)
         self.server = ResultAwareActionServer(
             self,
             RunTask,
@@ -214,7 +207,7 @@ class TaskManager(ActionNode):
                 outcome="aborted",
                 explanation="aborted: a task is already running (one goal at a time)",
             )
-            self.publish_outcome(goal_handle, refused)
+            self.outcomes.publish(goal_handle, refused)
             return refused
         try:
             run = TaskRun(self, goal_handle)
@@ -225,11 +218,6 @@ class TaskManager(ActionNode):
                 self._active = None
         finally:
             self._busy.release()
-
-    def publish_outcome(self, goal_handle: ServerGoalHandle, result: RunTask.Result) -> None:
-        """Publish how a goal ended, once its status is final (see `TaskOutcome`)."""
-        goal_id = bytes(goal_handle.goal_id.uuid)
-        self.outcomes.publish(outcome_message(goal_id, goal_handle.status, result))
 
     def on_shutdown(self) -> None:
         """End the run in flight (it reports `aborted: shutting down`) and give it
@@ -242,10 +230,7 @@ class TaskManager(ActionNode):
         run.cancel.cancel("the task manager is shutting down")
         ended = run.finished.wait(self.params["shutdown_grace_s"])
         sent = ended and self.server.wait_result_sent(run.goal_id, deadline - time.monotonic())
-        acked = ended and self.outcomes.wait_for_all_acked(
-            Duration(seconds=max(0.0, deadline - time.monotonic()))
-        )
-        if not (sent and acked):
+        if not (sent and self.outcomes.wait_acked(deadline)):
             self.get_logger().warning(
                 "shutting down before the result of the task in flight reached its client"
             )
