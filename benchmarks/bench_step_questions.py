@@ -18,7 +18,13 @@ question about the steps would add:
   right?" (`next_fixes`), "Is that only because the robot has not yet done this:
   <step>?" (`not_yet`), "The robot will now <step>. Is anything still wrong after that?"
   (`wrong_after`);
-- per world item: `step_use` over every remaining step but those that only let go.
+- per world item: `step_use` over every remaining step but those that only let go;
+- with `--narrow`, per object item: narrow questions about one function of the object
+  each, in the same task-first form after the same examples ("Is the cup broken or
+  damaged?", "Is the cup missing?", "Is the cup occupied?", "Does the cup still work?",
+  "Can the robot get to the cup?", "Is the cup spoiled?"): the use question decomposed,
+  to see whether the model names the function a situation takes away more reliably than
+  it answers the use question.
 
 Every score is the log-odds of the answer that blocks. It prints the AUC of each score
 against the labels, over all items of the kind and, for the object items, among those
@@ -58,7 +64,7 @@ from cowp_ros.methods.paper.calibration.scoring import logit
 from cowp_ros.methods.paper.calibration.thresholds import auc
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.tasks import get_task
-from cowp_ros.tasks.phrases import ActionPhrases
+from cowp_ros.tasks.phrases import ActionPhrases, noun
 
 Form = Callable[[str, str, str], str]
 
@@ -86,6 +92,16 @@ NEXT_STEP_FORMS: dict[str, tuple[Form, bool]] = {
 }
 """Questions about the next step: (form, whether "yes" is the answer that blocks)."""
 
+NARROW_FORMS: dict[str, tuple[str, bool]] = {
+    "broken": ("Is {o} broken or damaged?", True),
+    "missing": ("Is {o} missing?", True),
+    "occupied": ("Is {o} occupied?", True),
+    "works": ("Does {o} still work?", False),
+    "reach": ("Can the robot get to {o}?", False),
+    "spoiled": ("Is {o} spoiled?", True),
+}
+"""One function of the object each (`--narrow`): (form, whether "yes" blocks)."""
+
 
 def step_use_question(task: str, situation: str, step: str) -> str:
     return f"{task_clause(task)} {told(situation)}. Can the robot still {step}?"
@@ -111,7 +127,7 @@ class Scored:
     scores: dict[str, float] = field(default_factory=dict)
 
 
-def score(item: Item, model: LanguageModel) -> Scored | None:
+def score(item: Item, model: LanguageModel, narrow: bool = False) -> Scored | None:
     """Every form's score for one item (None for an item about an object no remaining
     step uses: grounding alone decides it, no question)."""
     spec = get_task(item.task)
@@ -150,6 +166,12 @@ def score(item: Item, model: LanguageModel) -> Scored | None:
         for name, (form, yes_blocks) in NEXT_STEP_FORMS.items():
             question = form(spec.description, item.text, scored.step)
             scored.scores[name] = blocks(model, question, yes_blocks)
+        if narrow:
+            for name, (ending, yes_blocks) in NARROW_FORMS.items():
+                question = f"{task_clause(spec.description)} {told(item.text)}. " + ending.format(
+                    o=noun(grounding.kind)
+                )
+                scored.scores[name] = blocks(model, question, yes_blocks)
     return scored
 
 
@@ -184,6 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test"), default="dev")
     parser.add_argument("--dataset", default=str(default_dataset_dir()))
     parser.add_argument("--json", type=Path, help="write every item's scores here")
+    parser.add_argument(
+        "--narrow", action="store_true", help="also the narrow questions, one per function"
+    )
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
@@ -196,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             use_threshold = GroundedSettings.for_model(model.name).use_threshold
             scored: list[Scored] = []
             for index, item in enumerate(items, 1):
-                scores = score(item, model)
+                scores = score(item, model, narrow=args.narrow)
                 print(f"[{index}/{len(items)}] {item.task} {item.text}", file=sys.stderr)
                 if scores is not None:
                     scored.append(scores)
