@@ -33,6 +33,7 @@ from cowp_ros.errors import CowpError
 
 if TYPE_CHECKING:
     from rclpy.node import Node
+    from rclpy.qos import QoSProfile
     from rosbags.typesys.store import Typestore
 
 IMAGE_TYPE = "sensor_msgs/msg/Image"
@@ -252,12 +253,38 @@ def replay_bag(
     return ReplayReport(published, unheard, unacknowledged)
 
 
+def recording_qos(node: Node, topic: str, depth: int) -> QoSProfile:
+    """The QoS to record `topic` with, adapted to what its publishers offer now, as
+    `ros2 bag record` adapts it.
+
+    A reliable subscription never matches a best-effort publisher (a camera driver's
+    sensor-data QoS), so the recorder would hear nothing: it asks for best effort when
+    any publisher offers only that. It asks for transient local when every publisher
+    keeps its last messages for late joiners (the task outcomes), so the bag also holds
+    what they kept from before the recording began (stamped when it arrived). A topic
+    with no publisher discovered yet is recorded reliable and volatile.
+    """
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    offered = [info.qos_profile for info in node.get_publishers_info_by_topic(topic)]
+    best_effort = any(q.reliability == ReliabilityPolicy.BEST_EFFORT for q in offered)
+    latched = bool(offered) and all(
+        q.durability == DurabilityPolicy.TRANSIENT_LOCAL for q in offered
+    )
+    return QoSProfile(
+        depth=depth,
+        reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+    )
+
+
 class BagRecorder:
     """Records topics of a live graph into a new bag, as raw CDR (spin `node` meanwhile).
 
     One thread owns the bag writer (rosbags' sqlite3 storage refuses use from any other
     thread), fed through a queue by the subscription callbacks, whatever thread the
-    executor runs them in.
+    executor runs them in. Each topic is subscribed with `recording_qos`: discover the
+    publishers first (`discover_types`) so that it can adapt.
     """
 
     def __init__(
@@ -293,7 +320,7 @@ class BagRecorder:
                 message_class(msgtype),
                 topic,
                 lambda data, t=topic: self._queue.put((t, time.time_ns(), data)),
-                qos_depth,
+                recording_qos(node, topic, qos_depth),
                 raw=True,
             )
             for topic, msgtype in topics.items()

@@ -22,5 +22,5 @@ ANNOTATED_IMAGE_TOPIC = "/cowp/detections/image"
 WRIST_IMAGE_TOPIC = "/wrist_camera/image_raw"
 WRIST_CAMERA_INFO_TOPIC = "/wrist_camera/camera_info"
 
-COWP_TOPICS = (SITUATIONS_TOPIC, CURRENT_STEP_TOPIC, DETECTIONS_TOPIC)
+COWP_TOPICS = (SITUATIONS_TOPIC, CURRENT_STEP_TOPIC, TASK_OUTCOMES_TOPIC, DETECTIONS_TOPIC)
 """The topics the stack itself publishes (what `cowp record` takes by default)."""

@@ -1,0 +1,105 @@
+"""`cowp record` hears what its publishers offer: a best-effort stream (a camera
+driver's sensor-data QoS, which a reliable subscription never matches) and the
+messages a transient-local publisher kept from before the recording began (the task
+outcomes). In process: the publisher and the recorder, each in its own context."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from cowp_ros.ros.bags import BagRecorder, discover_types, read_bag, recording_qos
+
+pytestmark = [pytest.mark.ros]
+
+STRING = "std_msgs/msg/String"
+WITHIN_S = 20.0  # discovery and delivery on a loaded machine; each wait ends on its event
+
+
+def _topic() -> str:
+    return f"/record_qos_test_{uuid.uuid4().hex[:8]}"
+
+
+def _discovered(recorder_node: Node, topic: str) -> dict[str, str]:
+    types = discover_types(recorder_node, [topic], WITHIN_S)
+    assert types == {topic: STRING}, f"the recorder never discovered {topic}"
+    return types
+
+
+def _spin_until(node: Node, done: Callable[[], bool]) -> None:
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    deadline = time.monotonic() + WITHIN_S
+    try:
+        while not done() and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.1)
+    finally:
+        executor.remove_node(node)
+        executor.shutdown()
+
+
+def test_a_best_effort_stream_is_recorded(lone_node: Callable[[str], Node], tmp_path: Path) -> None:
+    topic = _topic()
+    talker = lone_node("best_effort_talker")
+    publisher = talker.create_publisher(
+        String, topic, QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
+    )
+    recorder_node = lone_node("qos_recorder")
+    types = _discovered(recorder_node, topic)
+    assert recording_qos(recorder_node, topic, 10).reliability == ReliabilityPolicy.BEST_EFFORT
+    recorder = BagRecorder(recorder_node, tmp_path / "bag", types)
+    try:
+
+        def heard() -> bool:
+            publisher.publish(String(data="frame"))  # best effort: any one may be lost
+            return recorder.counts[topic] > 0
+
+        _spin_until(recorder_node, heard)
+    finally:
+        recorder.close()
+    assert [r.topic for r in read_bag(tmp_path / "bag")][:1] == [topic]
+
+
+def test_what_a_transient_local_publisher_kept_is_recorded(
+    lone_node: Callable[[str], Node], tmp_path: Path
+) -> None:
+    topic = _topic()
+    talker = lone_node("latched_talker")
+    publisher = talker.create_publisher(
+        String,
+        topic,
+        QoSProfile(
+            depth=8,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        ),
+    )
+    publisher.publish(String(data="kept before the recording"))
+    recorder_node = lone_node("qos_recorder")
+    types = _discovered(recorder_node, topic)
+    qos = recording_qos(recorder_node, topic, 10)
+    assert qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
+    assert qos.reliability == ReliabilityPolicy.RELIABLE
+    recorder = BagRecorder(recorder_node, tmp_path / "bag", types)
+    try:
+        _spin_until(recorder_node, lambda: recorder.counts[topic] > 0)
+    finally:
+        recorder.close()
+    records = list(read_bag(tmp_path / "bag"))
+    assert len(records) == 1 and records[0].topic == topic
+
+
+def test_a_topic_without_publishers_is_recorded_reliable_and_volatile(
+    lone_node: Callable[[str], Node],
+) -> None:
+    qos = recording_qos(lone_node("qos_recorder"), _topic(), 10)
+    assert qos.reliability == ReliabilityPolicy.RELIABLE
+    assert qos.durability == DurabilityPolicy.VOLATILE
