@@ -24,7 +24,15 @@ question about the steps would add:
   damaged?", "Is the cup missing?", "Is the cup occupied?", "Does the cup still work?",
   "Can the robot get to the cup?", "Is the cup spoiled?"): the use question decomposed,
   to see whether the model names the function a situation takes away more reliably than
-  it answers the use question.
+  it answers the use question;
+- with `--pending`, per object item: what the domain says the remaining steps will
+  bring about on the object and is not yet so (each such effect in words, "the vacuum
+  is not switched on", from `PENDING_WORDS`): whether the situation only restates one
+  of them (a state the plan's own steps put right), by the sentence similarity of the
+  situation to the nearest one (`pending_sim`, all-MiniLM-L6-v2, no model question;
+  its block score is minus the similarity) and by asking the model, after examples
+  outside the benchmark, whether the situation tells the robot anything beyond that
+  nearest one (`pending_news`).
 
 Every score is the log-odds of the answer that blocks. It prints the AUC of each score
 against the labels, over all items of the kind and, for the object items, among those
@@ -48,9 +56,12 @@ from bench_grounded_thresholds import Item, closed_world_plan, split_items
 from cowp_ros.chaos.answers import SMOKE_HELP, answer_smoke_runs
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.cowp.wording import sentence
+from cowp_ros.llm.embeddings import Embedder, default_embedder, nearest
 from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.evaluation import default_dataset_dir
-from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.language_model import Example, LanguageModel
+from cowp_ros.methods.dkprompt.questions import render_object, step_literals
 from cowp_ros.methods.grounded.grounding import ground, plan_objects
 from cowp_ros.methods.grounded.questions import EXAMPLES, task_clause, told
 from cowp_ros.methods.grounded.settings import GroundedSettings
@@ -62,7 +73,9 @@ from cowp_ros.methods.grounded.situation_monitor import (
 )
 from cowp_ros.methods.paper.calibration.scoring import logit
 from cowp_ros.methods.paper.calibration.thresholds import auc
-from cowp_ros.pddl.edits import base_action_name
+from cowp_ros.pddl.edits import apply_action, base_action_name
+from cowp_ros.pddl.model import PlanningTask
+from cowp_ros.planning.result import PlanStep
 from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases, noun
 
@@ -102,6 +115,73 @@ NARROW_FORMS: dict[str, tuple[str, bool]] = {
 }
 """One function of the object each (`--narrow`): (form, whether "yes" blocks)."""
 
+PENDING_WORDS: dict[str, str] = {
+    "found": "{0} has not been found yet",
+    "holding": "the robot is not holding {0}",
+    "plugged": "{0} is not plugged in",
+    "switched_on": "{0} is not switched on",
+    "water_running": "no water is running from {0}",
+    "filled_with_water": "{0} is not filled with water",
+    "water_served": "no cup of water stands on {0}",
+    "cleaned": "{0} is not clean yet",
+    "opened": "{0} is not open",
+    "plate_set": "no plate is on {0}",
+    "fork_set": "no fork is on {0}",
+}
+"""A not-yet-true effect of the dev domains' predicates, in words (`--pending`); an
+effect of a predicate not listed is left out."""
+
+
+def _news_question(known: str, told_now: str) -> str:
+    return (
+        f"The robot knew: {known}. Now it is told: {told_now}. "
+        "Does that tell the robot anything it did not know?"
+    )
+
+
+NEWS_EXAMPLES: tuple[Example, ...] = (
+    Example(_news_question("the kettle is not switched on", "the kettle is switched off"), "No"),
+    Example(
+        _news_question("the kettle is not switched on", "the kettle's switch has snapped off"),
+        "Yes",
+    ),
+    Example(_news_question("the drawer is not open", "the drawer is shut"), "No"),
+    Example(_news_question("the drawer is not open", "the drawer is stuck"), "Yes"),
+    Example(
+        _news_question(
+            "the robot is not holding the towel", "the towel slipped out of the robot's gripper"
+        ),
+        "No",
+    ),
+    Example(
+        _news_question("the robot is not holding the towel", "the towel is torn in two"), "Yes"
+    ),
+)
+"""`pending_news`: the same known state once restated and once with a lasting problem."""
+
+
+def pending_effects(
+    problem: PlanningTask, done: Sequence[PlanStep], rest: Sequence[PlanStep], about: str
+) -> list[str]:
+    """The effects on `about` that the remaining steps bring about and that do not hold
+    after the steps done, each in words ("the vacuum is not switched on")."""
+    state = problem
+    for step in done:
+        state = apply_action(state, step.action, step.args)
+    holds = set(state.init_atoms)
+    said: list[str] = []
+    for step in rest:
+        for literal in step_literals(problem, step, "post"):
+            words = PENDING_WORDS.get(literal.atom.predicate)
+            if not literal.positive or about not in literal.atom.args or words is None:
+                continue
+            if literal.atom in holds:
+                continue
+            text = words.format(*(render_object(a, problem) for a in literal.atom.args))
+            if text not in said:
+                said.append(text)
+    return said
+
 
 def step_use_question(task: str, situation: str, step: str) -> str:
     return f"{task_clause(task)} {told(situation)}. Can the robot still {step}?"
@@ -127,13 +207,19 @@ class Scored:
     scores: dict[str, float] = field(default_factory=dict)
 
 
-def score(item: Item, model: LanguageModel, narrow: bool = False) -> Scored | None:
+def score(
+    item: Item,
+    model: LanguageModel,
+    narrow: bool = False,
+    embedder: Embedder | None = None,
+) -> Scored | None:
     """Every form's score for one item (None for an item about an object no remaining
     step uses: grounding alone decides it, no question)."""
     spec = get_task(item.task)
     problem, plan = closed_world_plan(item.task)
     steps = list(plan)
-    rest = steps[[base_action_name(s.action) for s in steps].index(item.action) :]
+    at = [base_action_name(s.action) for s in steps].index(item.action)
+    rest = steps[at:]
     usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]
     situation = Situation(item.text)
     grounding = ground(situation, problem, usable)
@@ -172,7 +258,25 @@ def score(item: Item, model: LanguageModel, narrow: bool = False) -> Scored | No
                     o=noun(grounding.kind)
                 )
                 scored.scores[name] = blocks(model, question, yes_blocks)
+        if embedder is not None:
+            pending = pending_effects(problem, steps[:at], rest, about)
+            closest = nearest(embedder, sentence(item.text), pending) if pending else None
+            # no pending effect: nothing the plan puts right, so the lowest similarity
+            scored.scores["pending_sim"] = -closest.similarity if closest else 0.0
+            scored.scores["pending_news"] = (
+                logit_or_zero(
+                    model.ask_yes_no(
+                        _news_question(closest.text, sentence(item.text)), examples=NEWS_EXAMPLES
+                    ).p_yes
+                )
+                if closest
+                else 9.0
+            )
     return scored
+
+
+def logit_or_zero(p_yes: float | None) -> float:
+    return 0.0 if p_yes is None else logit(p_yes)
 
 
 def summary(scored: Sequence[Scored], use_threshold: float) -> list[str]:
@@ -209,6 +313,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--narrow", action="store_true", help="also the narrow questions, one per function"
     )
+    parser.add_argument(
+        "--pending",
+        action="store_true",
+        help="also whether the situation restates an effect the remaining steps bring about",
+    )
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
@@ -217,11 +326,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.smoke:
             items = items[:6]
             answer_smoke_runs(args, stack)
+        embedder = default_embedder() if args.pending else None
         with open_model(settings_from_args(args)) as model:
             use_threshold = GroundedSettings.for_model(model.name).use_threshold
             scored: list[Scored] = []
             for index, item in enumerate(items, 1):
-                scores = score(item, model, narrow=args.narrow)
+                scores = score(item, model, narrow=args.narrow, embedder=embedder)
                 print(f"[{index}/{len(items)}] {item.task} {item.text}", file=sys.stderr)
                 if scores is not None:
                     scored.append(scores)
