@@ -20,9 +20,9 @@ from cowp_ros.errors import CowpError
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.conversions import step_to_msg
-from cowp_ros.ros.handshake import ask_about_no_goal, handshake, threaded_wait
+from cowp_ros.ros.handshake import reach_server, threaded_wait
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
-from cowp_ros.ros.waiting import WaitEnd, run_action, wait_for_server
+from cowp_ros.ros.waiting import WaitEnd, run_action
 from cowp_ros.tasks.presence import Presence
 
 if TYPE_CHECKING:
@@ -52,30 +52,24 @@ class GraphRobot:
         if refusal is not None:
             return StepOutcome(False, reason=refusal)
         client = self.node.skill_client
-        found = wait_for_server(client, cancel=cancel, seconds=EXECUTOR_WAIT_S)
-        if found is WaitEnd.CANCELED:
-            cancel.check()  # a run canceled while the executor is still starting stops now
-        if found is not WaitEnd.DONE:
-            raise CowpError(
-                f"the executor is not serving {EXECUTE_SKILL_ACTION}",
-                hint="is the executor node running?",
-            )
         # The executor must have found this node too, or the step's acceptance is lost.
-        answered = handshake(
-            lambda: ask_about_no_goal(client, ExecuteSkill),
-            threaded_wait(cancel),
-            time.monotonic() + EXECUTOR_WAIT_S,
-            alive=client.server_is_ready,
+        answered = reach_server(
+            client, ExecuteSkill, threaded_wait(cancel), cancel, EXECUTOR_WAIT_S
         )
         if answered is WaitEnd.CANCELED:
-            cancel.check()
+            cancel.check()  # a run canceled while the executor is still starting stops now
         if answered is WaitEnd.GONE:
             raise CowpError(f"the executor went away before {step} (its node died?)")
-        if answered is not WaitEnd.DONE:
+        if answered is not WaitEnd.DONE and client.server_is_ready():
             raise CowpError(
                 f"the executor serves {EXECUTE_SKILL_ACTION} but did not answer within "
                 f"{EXECUTOR_WAIT_S:g} s",
                 hint="the executor node is up but not serving requests: its log says why",
+            )
+        if answered is not WaitEnd.DONE:
+            raise CowpError(
+                f"the executor is not serving {EXECUTE_SKILL_ACTION}",
+                hint="is the executor node running?",
             )
         self.node.step_started_at = started = time.monotonic()
         outcome, result = run_action(

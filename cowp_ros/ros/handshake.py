@@ -27,7 +27,7 @@ from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 from cowp_ros.ros.own_node import OwnNode
-from cowp_ros.ros.waiting import GONE_AFTER_S, Cancellable, WaitEnd, wait_future
+from cowp_ros.ros.waiting import GONE_AFTER_S, Cancellable, WaitEnd, wait_for_server, wait_future
 
 REASK_S = 1.0
 """How long the handshake waits for an answer before asking again: a server that has
@@ -75,6 +75,26 @@ def handshake(
                 return WaitEnd.GONE
         if now >= deadline:
             return WaitEnd.TIMEOUT
+
+
+def reach_server(
+    client: Any, action_type: Any, wait: AnswerWait, cancel: Cancellable, seconds: float
+) -> WaitEnd:
+    """Wait, within `seconds` in all, for an action client's server to appear and then
+    to answer its handshake: DONE once the server has found this client, so a goal sent
+    now is not lost; CANCELED; GONE (it appeared, then went away); TIMEOUT, where
+    `client.server_is_ready()` tells a server that never appeared from one that is
+    there but does not answer."""
+    deadline = time.monotonic() + seconds
+    found = wait_for_server(client, cancel=cancel, seconds=seconds)
+    if found is not WaitEnd.DONE:
+        return found
+    return handshake(
+        lambda: ask_about_no_goal(client, action_type),
+        wait,
+        deadline,
+        alive=client.server_is_ready,
+    )
 
 
 def threaded_wait(cancel: Cancellable) -> AnswerWait:

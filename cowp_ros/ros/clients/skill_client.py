@@ -13,13 +13,12 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.handshake import ask_about_no_goal, handshake, threaded_wait
-from cowp_ros.ros.waiting import WaitEnd, run_action, wait_for_server
+from cowp_ros.ros.handshake import reach_server, threaded_wait
+from cowp_ros.ros.waiting import WaitEnd, run_action
 
 
 def run_step_on_executor(
@@ -53,15 +52,7 @@ def run_step_on_executor(
         # Made before the node spins (see OwnNode.spin_in_background).
         client: ActionClient[Any, Any, Any] = ActionClient(own.node, ExecuteSkill, action_name)
         own.spin_in_background()
-        deadline = time.monotonic() + server_timeout_s
-        found = wait_for_server(client, cancel=cancel, seconds=server_timeout_s)
-        if found is WaitEnd.DONE:
-            found = handshake(
-                lambda: ask_about_no_goal(client, ExecuteSkill),
-                threaded_wait(cancel),
-                deadline,
-                alive=client.server_is_ready,
-            )
+        found = reach_server(client, ExecuteSkill, threaded_wait(cancel), cancel, server_timeout_s)
         if found is WaitEnd.CANCELED:  # Ctrl-C while the executor is still starting
             return False, f"canceled while waiting for {action_name}"
         if found is WaitEnd.GONE:

@@ -45,7 +45,7 @@ from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import RUN_TASK_ACTION, TASK_OUTCOMES_TOPIC
 from cowp_ros.ros.own_node import OwnNode
 from cowp_ros.ros.result_delivery import OUTCOMES_QOS, result_of
-from cowp_ros.ros.waiting import Cancellable, WaitEnd, wait_for_server
+from cowp_ros.ros.waiting import Cancellable, WaitEnd
 
 ENDED = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED)
 
@@ -113,16 +113,16 @@ class TaskClient:
         first (a Ctrl-C handler that cancels rather than raises must still end this
         wait); raises CowpError when it does not answer in time."""
         cancel = cancel or threading.Event()
-        deadline = time.monotonic() + timeout_s
-        found = wait_for_server(self.client, cancel=cancel, seconds=timeout_s)
-        if found is WaitEnd.DONE:
-            found = handshake.handshake(
-                lambda: handshake.ask_about_no_goal(self.client, RunTask),
-                handshake.spinning_wait(self._own, cancel),
-                deadline,
-            )
+        found = handshake.reach_server(
+            self.client, RunTask, handshake.spinning_wait(self._own, cancel), cancel, timeout_s
+        )
         if found is WaitEnd.CANCELED:
             return False
+        if found is WaitEnd.GONE:
+            raise CowpError(
+                f"the RunTask action server at {self.action_name} went away before it answered",
+                hint="the task manager's node died? its log says why",
+            )
         if found is not WaitEnd.DONE:
             if self.client.server_is_ready():
                 raise CowpError(
