@@ -26,6 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+from rosbags.interfaces import (
+    Qos,
+    QosDurability,
+    QosHistory,
+    QosLiveliness,
+    QosReliability,
+    QosTime,
+)
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
@@ -207,7 +215,8 @@ def replay_bag(
     stop: threading.Event | None = None,
     ack_timeout_s: float = 10.0,
 ) -> ReplayReport:
-    """Publish the bag's raw messages on their topics, keeping their spacing / `rate`.
+    """Publish the bag's raw messages on their topics, keeping their spacing / `rate`,
+    each with the QoS its recorded publishers offered (`replay_qos`).
 
     With `subscriber_timeout_s` > 0 it first waits (up to that long) until each topic
     has a subscriber, so nothing is lost to discovery. After the last message it waits
@@ -220,11 +229,14 @@ def replay_bag(
     from rclpy.duration import Duration
 
     records = list(read_bag(path, topics))
+    offered = recorded_qos(path)
     publishers: dict[str, Any] = {}
     for record in records:
         if record.topic not in publishers:
             publishers[record.topic] = node.create_publisher(
-                message_class(record.msgtype), record.topic, qos_depth
+                message_class(record.msgtype),
+                record.topic,
+                replay_qos(offered.get(record.topic, []), qos_depth),
             )
     if subscriber_timeout_s > 0:
         wait_for_subscribers(node, publishers.values(), subscriber_timeout_s)
@@ -253,29 +265,101 @@ def replay_bag(
     return ReplayReport(published, unheard, unacknowledged)
 
 
-def recording_qos(node: Node, topic: str, depth: int) -> QoSProfile:
-    """The QoS to record `topic` with, adapted to what its publishers offer now, as
-    `ros2 bag record` adapts it.
+def offered_profiles(node: Node, topic: str) -> list[QoSProfile]:
+    """The QoS each publisher of `topic` discovered so far offers."""
+    return [info.qos_profile for info in node.get_publishers_info_by_topic(topic)]
 
-    A reliable subscription never matches a best-effort publisher (a camera driver's
-    sensor-data QoS), so the recorder would hear nothing: it asks for best effort when
-    any publisher offers only that. It asks for transient local when every publisher
-    keeps its last messages for late joiners (the task outcomes), so the bag also holds
-    what they kept from before the recording began (stamped when it arrived). A topic
-    with no publisher discovered yet is recorded reliable and volatile.
-    """
+
+def adapted_qos(best_effort: bool, transient_local: bool, depth: int) -> QoSProfile:
+    """A profile that matches what publishers offer (recording) or what recorded
+    publishers offered (replay), as rosbag2 adapts it: best effort when any of them
+    offers only that (a reliable subscription never matches it), transient local when
+    every one keeps its last messages for late joiners."""
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-    offered = [info.qos_profile for info in node.get_publishers_info_by_topic(topic)]
-    best_effort = any(q.reliability == ReliabilityPolicy.BEST_EFFORT for q in offered)
-    latched = bool(offered) and all(
-        q.durability == DurabilityPolicy.TRANSIENT_LOCAL for q in offered
-    )
     return QoSProfile(
         depth=depth,
         reliability=ReliabilityPolicy.BEST_EFFORT if best_effort else ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL
+        if transient_local
+        else DurabilityPolicy.VOLATILE,
     )
+
+
+def recording_qos(offered: Sequence[QoSProfile], depth: int) -> QoSProfile:
+    """The QoS to record a topic with, given what its publishers offer (`ros2 bag
+    record` adapts the same way): best effort for a camera driver's sensor-data stream;
+    transient local for the task outcomes, so the bag also holds what the publisher kept
+    from before the recording began (stamped when it arrived). A topic with no publisher
+    discovered yet is recorded reliable and volatile."""
+    from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+
+    return adapted_qos(
+        any(q.reliability == ReliabilityPolicy.BEST_EFFORT for q in offered),
+        bool(offered) and all(q.durability == DurabilityPolicy.TRANSIENT_LOCAL for q in offered),
+        depth,
+    )
+
+
+def replay_qos(offered: Sequence[Qos], depth: int) -> QoSProfile:
+    """The QoS to replay a topic with, given the profiles its recorded publishers
+    offered (the bag's metadata, written by `cowp record` and `ros2 bag record`): as
+    `ros2 bag play` does, so transient-local subscribers (a task client's outcomes)
+    hear a replayed topic that was transient local. None recorded: reliable, volatile."""
+    return adapted_qos(
+        any(q.reliability == QosReliability.BEST_EFFORT for q in offered),
+        bool(offered) and all(q.durability == QosDurability.TRANSIENT_LOCAL for q in offered),
+        depth,
+    )
+
+
+def bag_qos(profile: QoSProfile) -> Qos:
+    """An rclpy profile as the bag's metadata stores it (`offered_qos_profiles`)."""
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, LivelinessPolicy, ReliabilityPolicy
+
+    def when(duration: Any) -> QosTime:
+        sec, nsec = divmod(int(duration.nanoseconds), 1_000_000_000)
+        return QosTime(sec, nsec)
+
+    history = {
+        HistoryPolicy.KEEP_LAST: QosHistory.KEEP_LAST,
+        HistoryPolicy.KEEP_ALL: QosHistory.KEEP_ALL,
+    }.get(profile.history, QosHistory.SYSTEM_DEFAULT)
+    reliability = {
+        ReliabilityPolicy.RELIABLE: QosReliability.RELIABLE,
+        ReliabilityPolicy.BEST_EFFORT: QosReliability.BEST_EFFORT,
+    }.get(profile.reliability, QosReliability.SYSTEM_DEFAULT)
+    durability = {
+        DurabilityPolicy.TRANSIENT_LOCAL: QosDurability.TRANSIENT_LOCAL,
+        DurabilityPolicy.VOLATILE: QosDurability.VOLATILE,
+    }.get(profile.durability, QosDurability.SYSTEM_DEFAULT)
+    liveliness = {
+        LivelinessPolicy.AUTOMATIC: QosLiveliness.AUTOMATIC,
+        LivelinessPolicy.MANUAL_BY_TOPIC: QosLiveliness.MANUAL_BY_TOPIC,
+    }.get(profile.liveliness, QosLiveliness.SYSTEM_DEFAULT)
+    return Qos(
+        history,
+        profile.depth,
+        reliability,
+        durability,
+        when(profile.deadline),
+        when(profile.lifespan),
+        liveliness,
+        when(profile.liveliness_lease_duration),
+        profile.avoid_ros_namespace_conventions,
+    )
+
+
+def recorded_qos(path: Path) -> dict[str, list[Qos]]:
+    """Topic -> the QoS profiles its publishers offered, from a bag's metadata (empty
+    for a bag that stored none)."""
+    with Reader(path) as reader:
+        found: dict[str, list[Qos]] = {}
+        for connection in reader.connections:
+            ext = connection.ext
+            profiles = getattr(ext, "offered_qos_profiles", [])
+            found.setdefault(connection.topic, []).extend(profiles)
+        return found
 
 
 class BagRecorder:
@@ -283,8 +367,10 @@ class BagRecorder:
 
     One thread owns the bag writer (rosbags' sqlite3 storage refuses use from any other
     thread), fed through a queue by the subscription callbacks, whatever thread the
-    executor runs them in. Each topic is subscribed with `recording_qos`: discover the
-    publishers first (`discover_types`) so that it can adapt.
+    executor runs them in. Each topic is subscribed with `recording_qos` and the
+    profiles its publishers offered go into the bag's metadata, as rosbag2 stores them
+    (so `ros2 bag play` and `replay_bag` publish it alike): discover the publishers
+    first (`discover_types`) so that both can adapt.
     """
 
     def __init__(
@@ -304,12 +390,16 @@ class BagRecorder:
             raise CowpError(f"{path} already exists", hint="choose a new bag path")
         self.path = path
         self.counts: dict[str, int] = dict.fromkeys(topics, 0)
+        offered = {topic: offered_profiles(node, topic) for topic in topics}
         self._node = node
         self._queue: queue.Queue[tuple[str, int, bytes] | None] = queue.Queue()
         self._opened = threading.Event()
         self._failure: BaseException | None = None
         self._thread = threading.Thread(
-            target=self._write_loop, args=(path, topics, storage), name="bag-writer", daemon=True
+            target=self._write_loop,
+            args=(path, topics, offered, storage),
+            name="bag-writer",
+            daemon=True,
         )
         self._thread.start()
         self._opened.wait()
@@ -320,7 +410,7 @@ class BagRecorder:
                 message_class(msgtype),
                 topic,
                 lambda data, t=topic: self._queue.put((t, time.time_ns(), data)),
-                recording_qos(node, topic, qos_depth),
+                recording_qos(offered[topic], qos_depth),
                 raw=True,
             )
             for topic, msgtype in topics.items()
@@ -332,13 +422,24 @@ class BagRecorder:
         before)."""
         return [s.topic_name for s in self._subscriptions if s.get_publisher_count() == 0]
 
-    def _write_loop(self, path: Path, topics: dict[str, str], storage: str) -> None:
+    def _write_loop(
+        self,
+        path: Path,
+        topics: dict[str, str],
+        offered: dict[str, list[QoSProfile]],
+        storage: str,
+    ) -> None:
         try:
             store = typestore()
             writer = Writer(path, version=BAG_VERSION, storage_plugin=STORAGES[storage])
             writer.open()
             connections = {
-                topic: writer.add_connection(topic, msgtype, typestore=store)
+                topic: writer.add_connection(
+                    topic,
+                    msgtype,
+                    typestore=store,
+                    offered_qos_profiles=[bag_qos(q) for q in offered[topic]],
+                )
                 for topic, msgtype in topics.items()
             }
         except Exception as err:  # reported by __init__ in the caller's thread

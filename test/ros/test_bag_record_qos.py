@@ -1,7 +1,9 @@
 """`cowp record` hears what its publishers offer: a best-effort stream (a camera
 driver's sensor-data QoS, which a reliable subscription never matches) and the
 messages a transient-local publisher kept from before the recording began (the task
-outcomes). In process: the publisher and the recorder, each in its own context."""
+outcomes); the bag keeps the offered QoS, and `cowp replay` publishes with it, so a
+transient-local subscriber (a task client) hears the replay. In process: each node in
+its own context."""
 
 from __future__ import annotations
 
@@ -16,7 +18,17 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from cowp_ros.ros.bags import BagRecorder, discover_types, read_bag, recording_qos
+from cowp_ros.ros.bags import (
+    BagRecorder,
+    bag_qos,
+    discover_types,
+    offered_profiles,
+    read_bag,
+    recorded_qos,
+    recording_qos,
+    replay_bag,
+    replay_qos,
+)
 
 pytestmark = [pytest.mark.ros]
 
@@ -54,7 +66,10 @@ def test_a_best_effort_stream_is_recorded(lone_node: Callable[[str], Node], tmp_
     )
     recorder_node = lone_node("qos_recorder")
     types = _discovered(recorder_node, topic)
-    assert recording_qos(recorder_node, topic, 10).reliability == ReliabilityPolicy.BEST_EFFORT
+    assert (
+        recording_qos(offered_profiles(recorder_node, topic), 10).reliability
+        == ReliabilityPolicy.BEST_EFFORT
+    )
     recorder = BagRecorder(recorder_node, tmp_path / "bag", types)
     try:
 
@@ -85,7 +100,7 @@ def test_what_a_transient_local_publisher_kept_is_recorded(
     publisher.publish(String(data="kept before the recording"))
     recorder_node = lone_node("qos_recorder")
     types = _discovered(recorder_node, topic)
-    qos = recording_qos(recorder_node, topic, 10)
+    qos = recording_qos(offered_profiles(recorder_node, topic), 10)
     assert qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
     assert qos.reliability == ReliabilityPolicy.RELIABLE
     recorder = BagRecorder(recorder_node, tmp_path / "bag", types)
@@ -100,6 +115,45 @@ def test_what_a_transient_local_publisher_kept_is_recorded(
 def test_a_topic_without_publishers_is_recorded_reliable_and_volatile(
     lone_node: Callable[[str], Node],
 ) -> None:
-    qos = recording_qos(lone_node("qos_recorder"), _topic(), 10)
+    qos = recording_qos(offered_profiles(lone_node("qos_recorder"), _topic()), 10)
     assert qos.reliability == ReliabilityPolicy.RELIABLE
     assert qos.durability == DurabilityPolicy.VOLATILE
+
+
+def test_the_bag_keeps_the_offered_qos_and_the_replay_uses_it(
+    lone_node: Callable[[str], Node], tmp_path: Path
+) -> None:
+    topic = _topic()
+    latched = QoSProfile(
+        depth=8, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
+    talker = lone_node("latched_talker")
+    talker.create_publisher(String, topic, latched).publish(String(data="outcome"))
+    recorder_node = lone_node("qos_recorder")
+    recorder = BagRecorder(recorder_node, tmp_path / "bag", _discovered(recorder_node, topic))
+    try:
+        _spin_until(recorder_node, lambda: recorder.counts[topic] > 0)
+    finally:
+        recorder.close()
+    stored = recorded_qos(tmp_path / "bag")[topic]
+    assert stored and all(q.durability.name == "TRANSIENT_LOCAL" for q in stored)
+    assert replay_qos(stored, 10).durability == DurabilityPolicy.TRANSIENT_LOCAL
+
+    # a transient-local subscription never matches a volatile publisher: it hears the
+    # replay only because the replay publishes as the recording's publisher did
+    listener = lone_node("latched_listener")
+    heard: list[str] = []
+    listener.create_subscription(String, topic, lambda m: heard.append(m.data), latched)
+    report = replay_bag(lone_node("qos_replayer"), tmp_path / "bag", subscriber_timeout_s=WITHIN_S)
+    _spin_until(listener, lambda: "outcome" in heard)
+    assert report.delivered and "outcome" in heard
+
+
+def test_bag_qos_keeps_the_policies_replay_adapts_to() -> None:
+    best_effort = bag_qos(QoSProfile(depth=3, reliability=ReliabilityPolicy.BEST_EFFORT))
+    assert best_effort.depth == 3 and best_effort.reliability.name == "BEST_EFFORT"
+    reliable = bag_qos(QoSProfile(depth=3, reliability=ReliabilityPolicy.RELIABLE))
+    mixed = replay_qos([best_effort, reliable], 10)
+    assert mixed.reliability == ReliabilityPolicy.BEST_EFFORT
+    assert mixed.durability == DurabilityPolicy.VOLATILE
+    assert replay_qos([], 10).reliability == ReliabilityPolicy.RELIABLE
