@@ -315,36 +315,23 @@ def replay_qos(offered: Sequence[Qos], depth: int) -> QoSProfile:
 
 def bag_qos(profile: QoSProfile) -> Qos:
     """An rclpy profile as the bag's metadata stores it (`offered_qos_profiles`)."""
-    from rclpy.qos import DurabilityPolicy, HistoryPolicy, LivelinessPolicy, ReliabilityPolicy
 
     def when(duration: Any) -> QosTime:
         sec, nsec = divmod(int(duration.nanoseconds), 1_000_000_000)
         return QosTime(sec, nsec)
 
-    history = {
-        HistoryPolicy.KEEP_LAST: QosHistory.KEEP_LAST,
-        HistoryPolicy.KEEP_ALL: QosHistory.KEEP_ALL,
-    }.get(profile.history, QosHistory.SYSTEM_DEFAULT)
-    reliability = {
-        ReliabilityPolicy.RELIABLE: QosReliability.RELIABLE,
-        ReliabilityPolicy.BEST_EFFORT: QosReliability.BEST_EFFORT,
-    }.get(profile.reliability, QosReliability.SYSTEM_DEFAULT)
-    durability = {
-        DurabilityPolicy.TRANSIENT_LOCAL: QosDurability.TRANSIENT_LOCAL,
-        DurabilityPolicy.VOLATILE: QosDurability.VOLATILE,
-    }.get(profile.durability, QosDurability.SYSTEM_DEFAULT)
-    liveliness = {
-        LivelinessPolicy.AUTOMATIC: QosLiveliness.AUTOMATIC,
-        LivelinessPolicy.MANUAL_BY_TOPIC: QosLiveliness.MANUAL_BY_TOPIC,
-    }.get(profile.liveliness, QosLiveliness.SYSTEM_DEFAULT)
+    def named(kind: Any, policy: Any) -> Any:
+        """rclpy's policy as rosbags' enum of the same names (UNKNOWN if it has none)."""
+        return kind.__members__.get(policy.name, kind.UNKNOWN)
+
     return Qos(
-        history,
+        named(QosHistory, profile.history),
         profile.depth,
-        reliability,
-        durability,
+        named(QosReliability, profile.reliability),
+        named(QosDurability, profile.durability),
         when(profile.deadline),
         when(profile.lifespan),
-        liveliness,
+        named(QosLiveliness, profile.liveliness),
         when(profile.liveliness_lease_duration),
         profile.avoid_ros_namespace_conventions,
     )
