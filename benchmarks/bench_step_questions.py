@@ -32,7 +32,13 @@ question about the steps would add:
   situation to the nearest one (`pending_sim`, all-MiniLM-L6-v2, no model question;
   its block score is minus the similarity) and by asking the model, after examples
   outside the benchmark, whether the situation tells the robot anything beyond that
-  nearest one (`pending_news`).
+  nearest one (`pending_news`);
+- with `--anchors`, per object item: the use question's score rescaled per task and
+  role between two generic remarks, asked once per role as they could be when the plan
+  is made: what says nothing ("the robot looks around", "nothing has changed") as 0 and
+  what takes the object away ("<object> has been smashed to pieces", "<object> is gone")
+  as 1 (`anchored`, beside the use question asked alone, `use`), so that a task whose
+  questions all lean one way is read on its own scale.
 
 Every score is the log-odds of the answer that blocks. It prints the AUC of each score
 against the labels, over all items of the kind and, for the object items, among those
@@ -63,7 +69,7 @@ from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.methods.dkprompt.questions import render_object, step_literals
 from cowp_ros.methods.grounded.grounding import ground, plan_objects
-from cowp_ros.methods.grounded.questions import EXAMPLES, task_clause, told
+from cowp_ros.methods.grounded.questions import EXAMPLES, task_clause, told, use_question
 from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
     GroundedMonitor,
@@ -160,6 +166,36 @@ NEWS_EXAMPLES: tuple[Example, ...] = (
 """`pending_news`: the same known state once restated and once with a lasting problem."""
 
 
+ANCHORS_NOTHING = ("the robot looks around", "nothing has changed")
+ANCHORS_LOST = ("{o} has been smashed to pieces", "{o} is gone")
+Span = dict[tuple[str, str], tuple[float, float]]
+"""`--anchors`: remarks that say nothing, and remarks that take the object away."""
+
+MIN_SPAN = 0.3
+"""The smallest anchor span divided by, so that a role whose anchors barely differ
+does not blow its scores up."""
+
+
+def anchor_span(
+    model: LanguageModel,
+    task: str,
+    object_noun: str,
+    kept: Span,
+) -> tuple[float, float]:
+    """The use question's mean score after the remarks that say nothing and after those
+    that take the object away, asked once per (task, role)."""
+    if (task, object_noun) not in kept:
+        nothing = [
+            blocks(model, use_question(object_noun, task, r), False) for r in ANCHORS_NOTHING
+        ]
+        lost = [
+            blocks(model, use_question(object_noun, task, r.format(o=object_noun)), False)
+            for r in ANCHORS_LOST
+        ]
+        kept[task, object_noun] = (sum(nothing) / len(nothing), sum(lost) / len(lost))
+    return kept[task, object_noun]
+
+
 def pending_effects(
     problem: PlanningTask, done: Sequence[PlanStep], rest: Sequence[PlanStep], about: str
 ) -> list[str]:
@@ -212,6 +248,7 @@ def score(
     model: LanguageModel,
     narrow: bool = False,
     embedder: Embedder | None = None,
+    anchors: Span | None = None,
 ) -> Scored | None:
     """Every form's score for one item (None for an item about an object no remaining
     step uses: grounding alone decides it, no question)."""
@@ -258,6 +295,12 @@ def score(
                     o=noun(grounding.kind)
                 )
                 scored.scores[name] = blocks(model, question, yes_blocks)
+        if anchors is not None:
+            object_noun = noun(grounding.kind)
+            use = blocks(model, use_question(object_noun, spec.description, item.text), False)
+            nothing, lost = anchor_span(model, spec.description, object_noun, anchors)
+            scored.scores["use"] = use
+            scored.scores["anchored"] = (use - nothing) / max(lost - nothing, MIN_SPAN)
         if embedder is not None:
             pending = pending_effects(problem, steps[:at], rest, about)
             closest = nearest(embedder, sentence(item.text), pending) if pending else None
@@ -318,6 +361,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also whether the situation restates an effect the remaining steps bring about",
     )
+    parser.add_argument(
+        "--anchors",
+        action="store_true",
+        help="also the use score rescaled per role between remarks that say nothing and "
+        "remarks that take the object away",
+    )
     parser.add_argument("--smoke", action="store_true", help=f"six items of one task; {SMOKE_HELP}")
     add_llm_arguments(parser)
     args = parser.parse_args(argv)
@@ -327,11 +376,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             items = items[:6]
             answer_smoke_runs(args, stack)
         embedder = default_embedder() if args.pending else None
+        anchors: Span | None = {} if args.anchors else None
         with open_model(settings_from_args(args)) as model:
             use_threshold = GroundedSettings.for_model(model.name).use_threshold
             scored: list[Scored] = []
             for index, item in enumerate(items, 1):
-                scores = score(item, model, narrow=args.narrow, embedder=embedder)
+                scores = score(
+                    item,
+                    model,
+                    narrow=args.narrow,
+                    embedder=embedder,
+                    anchors=anchors,
+                )
                 print(f"[{index}/{len(items)}] {item.task} {item.text}", file=sys.stderr)
                 if scores is not None:
                     scored.append(scores)

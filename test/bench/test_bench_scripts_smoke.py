@@ -83,7 +83,9 @@ def test_bench_step_mapping(tmp_path: Path) -> None:
 
 
 def test_bench_step_questions(tmp_path: Path) -> None:
-    out = smoke("bench_step_questions.py", tmp_path, "--pending", "--json", "steps.json")
+    out = smoke(
+        "bench_step_questions.py", tmp_path, "--pending", "--anchors", "--json", "steps.json"
+    )
     assert "object items, all:" in out and (tmp_path / "steps.json").is_file()
 
 
