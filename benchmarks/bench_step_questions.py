@@ -37,7 +37,7 @@ question about the steps would add:
   role between two generic remarks, asked once per role as they could be when the plan
   is made: what says nothing ("the robot looks around", "nothing has changed") as 0 and
   what takes the object away ("<object> has been smashed to pieces", "<object> is gone")
-  as 1 (`anchored`, beside the use question asked alone, `use`), so that a task whose
+  as 1 (`anchored`, from the use question's score `first`), so that a task whose
   questions all lean one way is read on its own scale.
 
 Every score is the log-odds of the answer that blocks. It prints the AUC of each score
@@ -223,9 +223,14 @@ def step_use_question(task: str, situation: str, step: str) -> str:
     return f"{task_clause(task)} {told(situation)}. Can the robot still {step}?"
 
 
-def blocks(model: LanguageModel, question: str, yes_blocks: bool) -> float:
+def blocks(
+    model: LanguageModel,
+    question: str,
+    yes_blocks: bool,
+    examples: Sequence[Example] = EXAMPLES,
+) -> float:
     """The log-odds of the answer that blocks (0.0 when the server gives no P(yes))."""
-    answer = model.ask_yes_no(question, examples=EXAMPLES)
+    answer = model.ask_yes_no(question, examples=examples)
     if answer.p_yes is None:
         return 0.0
     return logit(answer.p_yes) if yes_blocks else -logit(answer.p_yes)
@@ -296,30 +301,27 @@ def score(
                 )
                 scored.scores[name] = blocks(model, question, yes_blocks)
         if anchors is not None:
-            object_noun = noun(grounding.kind)
-            use = blocks(model, use_question(object_noun, spec.description, item.text), False)
-            nothing, lost = anchor_span(model, spec.description, object_noun, anchors)
-            scored.scores["use"] = use
-            scored.scores["anchored"] = (use - nothing) / max(lost - nothing, MIN_SPAN)
+            # the use question's score is the monitor's own (`first`), asked above
+            nothing, lost = anchor_span(model, spec.description, noun(grounding.kind), anchors)
+            scored.scores["anchored"] = (scored.scores["first"] - nothing) / max(
+                lost - nothing, MIN_SPAN
+            )
         if embedder is not None:
             pending = pending_effects(problem, steps[:at], rest, about)
             closest = nearest(embedder, sentence(item.text), pending) if pending else None
             # no pending effect: nothing the plan puts right, so the lowest similarity
             scored.scores["pending_sim"] = -closest.similarity if closest else 0.0
             scored.scores["pending_news"] = (
-                logit_or_zero(
-                    model.ask_yes_no(
-                        _news_question(closest.text, sentence(item.text)), examples=NEWS_EXAMPLES
-                    ).p_yes
+                blocks(
+                    model,
+                    _news_question(closest.text, sentence(item.text)),
+                    True,
+                    examples=NEWS_EXAMPLES,
                 )
                 if closest
                 else 9.0
             )
     return scored
-
-
-def logit_or_zero(p_yes: float | None) -> float:
-    return 0.0 if p_yes is None else logit(p_yes)
 
 
 def summary(scored: Sequence[Scored], use_threshold: float) -> list[str]:
