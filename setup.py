@@ -55,6 +55,7 @@ setup(
             "commonsense = cowp_ros.ros.nodes.commonsense:main",
             "task_manager = cowp_ros.ros.nodes.task_manager:main",
             "sim_world = cowp_ros.ros.nodes.sim_world:main",
+            "physics_world = cowp_ros.ros.nodes.physics_world:main",
             "base_controller = cowp_ros.ros.nodes.base_controller:main",
         ],
     },

@@ -115,6 +115,7 @@ def dry_run(args: argparse.Namespace) -> int:
         dry_run_backends(robot, log, verify_detections=args.verify_detections),
         locations=robot.base.locations,
         arm_poses=robot.arm.poses,
+        carry_pose=robot.arm.carry_pose,
     )
     roles = ", ".join(f"{role}={value}" for role, value in call.roles.items())
     print(

@@ -27,6 +27,10 @@ class BaseConfig:
     position_tolerance_m: float
     yaw_tolerance_rad: float
     locations: dict[str, Pose2D]
+    # Where the executor reads the base's pose after Nav2 says it arrived (TF), and
+    # the velocity topic of its one correcting approach ("" = no correction).
+    pose_frame: str = "base_link"
+    cmd_vel_topic: str = ""
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ class ArmConfig:
     speed_scaling_topic: str = ""
     # Deadlines treat a lower scaling (a paused program) as this, so a step still ends.
     min_speed_scaling: float = 0.05
+    # The named pose the arm takes before the base drives ("" = none).
+    carry_pose: str = ""
 
     def move_duration(self, start: tuple[float, ...], goal: tuple[float, ...]) -> float:
         """Seconds for a move: the largest joint travel at the configured speed."""
@@ -170,6 +176,12 @@ def load_robot_config(path: Path) -> RobotConfig:
             )
         poses[str(name)] = tuple(float(v) for v in value)
 
+    carry_pose = str(arm.data.get("carry_pose", ""))
+    if carry_pose and carry_pose not in poses:
+        raise CowpError(
+            f"{path_key(path, 'arm', 'carry_pose')} names '{carry_pose}', which is not "
+            f"in arm.poses ({', '.join(sorted(poses))})"
+        )
     if "gripper_command_action" in gripper.data and "gripper_action" not in gripper.data:
         raise CowpError(
             f"{path}: gripper.gripper_command_action was renamed gripper.gripper_action",
@@ -200,6 +212,8 @@ def load_robot_config(path: Path) -> RobotConfig:
                 str(name): _pose(path, str(name), value)
                 for name, value in base.mapping("locations").items()
             },
+            pose_frame=str(base.data.get("pose_frame", "base_link")),
+            cmd_vel_topic=str(base.data.get("cmd_vel_topic", "")),
         ),
         arm=ArmConfig(
             controller=arm.text("controller"),
@@ -213,6 +227,7 @@ def load_robot_config(path: Path) -> RobotConfig:
             poses=poses,
             speed_scaling_topic=arm.text("speed_scaling_topic", may_be_empty=True),
             min_speed_scaling=min_scaling,
+            carry_pose=carry_pose,
         ),
         gripper=GripperConfig(
             controller=gripper.text("controller"),

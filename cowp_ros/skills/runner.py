@@ -47,12 +47,17 @@ class SkillRunner:
         *,
         locations: dict[str, Pose2D],
         arm_poses: dict[str, tuple[float, ...]],
+        carry_pose: str = "",
     ) -> None:
         self.skill_map = skill_map
         self.world = world
         self.backends = backends
         self.locations = locations
         self.arm_poses = arm_poses
+        self.carry_pose = carry_pose
+        # The named pose the arm last reached (None: unknown, as at start or after a
+        # failed move): a drive first brings the arm to the carry pose unless it is there.
+        self.arm_at: str | None = None
 
     def resolve(self, action: str, arguments: list[str] | tuple[str, ...]) -> SkillCall:
         return self.skill_map.resolve(action, arguments)
@@ -101,12 +106,19 @@ class SkillRunner:
             pose = self.locations.get(target)
             if pose is None:
                 raise CowpError(f"location '{target}' has no pose in robot.yaml base.locations")
+            if self.carry_pose and self.arm_at != self.carry_pose:
+                tucked = self._move_arm(self.carry_pose, cancel)
+                if not tucked.ok:
+                    return type(tucked)(
+                        tucked.status,
+                        f"arm not in the carry pose, base kept still: {tucked.message}",
+                    )
             outcome = self.backends.base.go_to(target, pose, cancel)
             # After a failed or canceled drive the base is somewhere in between.
             self.world.base_location = target if outcome.ok else None
             return outcome
         if kind == "arm":
-            return self.backends.arm.move_to(value, self.arm_poses[value], cancel)
+            return self._move_arm(value, cancel)
         if kind == "gripper":
             if value == "open":
                 return self.backends.gripper.open(cancel)
@@ -129,6 +141,13 @@ class SkillRunner:
                 self.skill_map.detection_classes.get(name, name), cancel
             )
         raise CowpError(f"unknown primitive '{kind}'")  # load_skill_map rejects these
+
+    def _move_arm(self, pose: str, cancel: threading.Event) -> MotionResult:
+        self.arm_at = None
+        outcome = self.backends.arm.move_to(pose, self.arm_poses[pose], cancel)
+        if outcome.ok:
+            self.arm_at = pose
+        return outcome
 
 
 def describe(primitive: Primitive, call: SkillCall) -> str:

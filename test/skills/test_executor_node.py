@@ -39,6 +39,7 @@ def robot_yaml(tmp_path: Path, *, unserved_base: bool = False) -> Path:
     data["arm"]["min_move_duration_s"] = 0.2
     if unserved_base:
         data["base"]["goal_topic"] = f"/unserved_{time.monotonic_ns()}/goal_pose"
+        data["arm"]["carry_pose"] = ""  # drive at once: the base alone is under test
     path = tmp_path / "robot.yaml"
     path.write_text(yaml.safe_dump(data))
     return path

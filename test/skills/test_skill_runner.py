@@ -86,7 +86,7 @@ def test_pick_then_place_moves_the_cup_in_the_world(
         "arm grasp",
         "gripper close grasp",
         "arm pre_grasp",
-        "arm home",
+        "arm carry",
     ]
     assert runner.world.holding == "cup_1"
     assert reports[0] == (0.0, "navigating to cup_1") and reports[-1][0] == 1.0
@@ -97,6 +97,57 @@ def test_pick_then_place_moves_the_cup_in_the_world(
     assert backend.calls[0] == "base table" and "gripper open" in backend.calls
     assert runner.world.holding is None
     assert runner.world.location_of("cup_1") == "table"
+
+
+def test_a_drive_first_tucks_the_arm_into_the_carry_pose(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    backend = Recorder()
+    world = Whereabouts(
+        set(robot.base.locations),
+        location_aliases=skill_map.location_aliases,
+        object_locations=skill_map.object_locations,
+    )
+    runner = SkillRunner(
+        skill_map,
+        world,
+        Backends(backend, backend, backend, None),
+        locations=robot.base.locations,
+        arm_poses=robot.arm.poses,
+        carry_pose="carry",
+    )
+    assert runner.run("find_faucet", ["faucet_1"], threading.Event()).ok
+    # Where the arm is at start is not known: it is tucked before the first drive.
+    assert backend.calls[:2] == ["arm carry", "base sink"]
+    backend.calls.clear()
+    assert runner.run("walk", ["table_1"], threading.Event()).ok
+    # find left the arm at look_down: tucked again before driving on.
+    assert backend.calls == ["arm carry", "base table"]
+    backend.calls.clear()
+    assert runner.run("hold_cup", ["cup_1"], threading.Event()).ok
+    # already tucked after the walk; the pick skill ends in the carry pose too
+    assert backend.calls[0] == "base counter" and backend.calls[-1] == "arm carry"
+    backend.calls.clear()
+    assert runner.run("walk", ["table_1"], threading.Event()).ok
+    assert backend.calls == ["base table"]
+
+
+def test_the_base_stays_when_the_arm_cannot_be_tucked(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    backend = Recorder(fail_on="arm carry")
+    world = Whereabouts(set(robot.base.locations), object_locations=skill_map.object_locations)
+    runner = SkillRunner(
+        skill_map,
+        world,
+        Backends(backend, backend, backend, None),
+        locations=robot.base.locations,
+        arm_poses=robot.arm.poses,
+        carry_pose="carry",
+    )
+    outcome = runner.run("walk", ["table_1"], threading.Event())
+    assert not outcome.ok and "base kept still" in outcome.message
+    assert not any(call.startswith("base") for call in backend.calls)
 
 
 def test_navigation_is_skipped_when_already_there(robot: RobotConfig, skill_map: SkillMap) -> None:

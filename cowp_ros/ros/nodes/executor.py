@@ -156,6 +156,7 @@ class SkillExecutor(ActionNode):
             self.backends,
             locations=self.robot.base.locations,
             arm_poses=self.robot.arm.poses,
+            carry_pose=self.robot.arm.carry_pose,
         )
 
         self._lock = threading.Lock()

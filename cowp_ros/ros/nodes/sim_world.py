@@ -23,16 +23,17 @@ from sensor_msgs.msg import Image, JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from cowp_interfaces.msg import PlanStep, Situation
+from cowp_interfaces.msg import PlanStep
 from cowp_ros.errors import CowpError
 from cowp_ros.resources import share_path
 from cowp_ros.ros.clients.world_client import WORLD_OBJECTS_PARAMETER
-from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
+from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
+from cowp_ros.ros.scenario_events import ScenarioReporter
 from cowp_ros.sim.camera_images import load_camera_image
 from cowp_ros.sim.fake_robot import ArmSim, BaseSim, GripperSim
-from cowp_ros.sim.scenario import EventTrigger, Scenario, load_scenario
+from cowp_ros.sim.scenario import Scenario, load_scenario
 from cowp_ros.skills.config import RobotConfig, load_robot_config
 
 PARAMETERS = (
@@ -68,7 +69,6 @@ class SimWorld(Node):
             Path(robot_path) if robot_path else share_path("config", "robot.yaml")
         )
         sim_hints = self.robot.sim
-        self.trigger = EventTrigger(self.scenario.events)
         # What the world has, for whoever plans in it (the task manager reads it through
         # get_parameters; a person with `ros2 param get /sim_world world_objects`).
         self.declare_parameter(
@@ -79,9 +79,12 @@ class SimWorld(Node):
                 read_only=True,
             ),
         )
-        self.events_enabled = params["scenario_events"]
-        self.perceive_delay_s = params["perceive_delay_s"]
-        self.pending_situations: list[tuple[float, Situation]] = []
+        self.events = ScenarioReporter(
+            self,
+            self.scenario,
+            delay_s=params["perceive_delay_s"],
+            enabled=params["scenario_events"],
+        )
 
         self.base = BaseSim(
             speed_mps=float(sim_hints.get("base_speed_m_s", 0.5)),
@@ -106,7 +109,6 @@ class SimWorld(Node):
 
         self.odom_pub = self.create_publisher(Odometry, self.robot.base.odom_topic, 10)
         self.joint_pub = self.create_publisher(JointState, self.robot.arm.joint_states_topic, 10)
-        self.situation_pub = self.create_publisher(Situation, SITUATIONS_TOPIC, 10)
         self.create_subscription(PoseStamped, self.robot.base.goal_topic, self.on_base_goal, 10)
         self.create_subscription(
             JointTrajectory, self.robot.arm.trajectory_topic, self.on_trajectory, 10
@@ -161,13 +163,7 @@ class SimWorld(Node):
             for name in arguments
         )
         self.gripper.object_stop_m = self.grasp_stop_m if touching else None
-        if not self.events_enabled:
-            return
-        for event in self.trigger.on_step(step.action, arguments):
-            situation = Situation(
-                text=event.situation, object=event.about, source="sim", confidence=1.0
-            )
-            self.pending_situations.append((time.monotonic() + self.perceive_delay_s, situation))
+        self.events.on_step(step)
 
     # ------------------------------------------------------------------ state out
     def tick(self) -> None:
@@ -185,12 +181,7 @@ class SimWorld(Node):
         joints.name = [*self.arm.joint_names, self.robot.gripper.finger_joint]
         joints.position = [*self.arm.positions, self.gripper.position]
         self.joint_pub.publish(joints)
-        due = [s for t, s in self.pending_situations if t <= now]
-        self.pending_situations = [(t, s) for t, s in self.pending_situations if t > now]
-        for situation in due:
-            situation.header.stamp = stamp
-            self.situation_pub.publish(situation)
-            self.get_logger().info(f"situation: {situation.text}")
+        self.events.publish_due()
 
     def publish_odometry(self, stamp: Time) -> None:
         odom = Odometry()

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from geometry_msgs.msg import PoseStamped
+from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
@@ -157,6 +157,112 @@ def import_navigate_to_pose() -> Any:
     )
 
 
+class ArrivalCheck:
+    """Where the base really stopped, read from TF after Nav2 said it arrived.
+
+    Nav2's default goal checker accepts 0.25 m and 0.25 rad, five times robot.yaml's
+    tolerance: at arm's reach 0.25 rad is 17 cm sideways, against the Hand-E's 50 mm
+    stroke. So the executor reads the base's pose (base.frame_id -> base.pose_frame)
+    and, when it is outside robot.yaml's tolerance, drives the rest once, slowly, on
+    base.cmd_vel_topic (a holonomic base) while reading TF, then judges again.
+    """
+
+    MAX_SPEED_M_S = 0.15
+    MAX_TURN_RAD_S = 0.4
+    GAIN = 1.5
+    # The correction aims well inside the tolerance, so the arm works from a pose that
+    # is as near the calibrated one as the base can hold.
+    AIM_FRACTION = 0.2
+
+    def __init__(
+        self,
+        node: Node,
+        config: BaseConfig,
+        timeouts: Timeouts,
+        callback_group: CallbackGroup | None = None,
+    ) -> None:
+        from cowp_ros.ros.skill_backends.tf_pose import TfPose
+
+        self.config = config
+        self.timeouts = timeouts
+        self.tf = TfPose(node, config.frame_id, config.pose_frame, callback_group)
+        self.publisher = (
+            node.create_publisher(Twist, config.cmd_vel_topic, 10) if config.cmd_vel_topic else None
+        )
+
+    def _within(self, pose: Pose2D, goal: Pose2D, fraction: float = 1.0) -> bool:
+        return (
+            pose.distance_to(goal) <= self.config.position_tolerance_m * fraction
+            and pose.yaw_error_to(goal) <= self.config.yaw_tolerance_rad * fraction
+        )
+
+    def _gap(self, pose: Pose2D, goal: Pose2D) -> str:
+        return (
+            f"{pose.distance_to(goal):.3f} m and {pose.yaw_error_to(goal):.3f} rad from it "
+            f"(tolerance {self.config.position_tolerance_m:g} m, "
+            f"{self.config.yaw_tolerance_rad:g} rad)"
+        )
+
+    def check(self, name: str, goal: Pose2D, cancel: threading.Event) -> MotionResult:
+        frames = f"{self.config.frame_id} -> {self.config.pose_frame}"
+        pose = self.tf.wait_pose(self.timeouts.topic_s, cancel, time.monotonic())
+        if cancel.is_set():
+            return MotionResult.canceled(f"canceled while checking the arrival at {name}")
+        if pose is None:
+            return MotionResult.failure(
+                f"Nav2 reported {name} reached, but TF gave no {frames} within "
+                f"{self.timeouts.topic_s:g} s (is the TF tree published?)"
+            )
+        if self._within(pose, goal):
+            return MotionResult.success(f"reached {name} (Nav2; {self._gap(pose, goal)})")
+        if self.publisher is None:
+            return MotionResult.failure(
+                f"Nav2 reported {name} reached, but the base stopped {self._gap(pose, goal)}; "
+                "no correction (robot.yaml base.cmd_vel_topic is empty)"
+            )
+        before = self._gap(pose, goal)
+        corrected = self._correct(goal, cancel)
+        self.publisher.publish(Twist())
+        if cancel.is_set():
+            return MotionResult.canceled(f"correction at {name} canceled; base stopped")
+        if corrected is None:
+            return MotionResult.failure(f"lost {frames} while correcting the stop at {name}")
+        if self._within(corrected, goal):
+            return MotionResult.success(
+                f"reached {name} (Nav2 stopped {before}; corrected to {self._gap(corrected, goal)})"
+            )
+        return MotionResult.failure(
+            f"the base stopped {before} and one correction left it {self._gap(corrected, goal)}"
+        )
+
+    def _correct(self, goal: Pose2D, cancel: threading.Event) -> Pose2D | None:
+        """Drive toward `goal` on cmd_vel until well inside the tolerance, or for the
+        topic timeout's worth of standing still, or the drive's deadline."""
+        assert self.publisher is not None
+        deadline = time.monotonic() + min(self.timeouts.navigate_s, 30.0)
+        pose: Pose2D | None = None
+        while time.monotonic() < deadline and not cancel.is_set():
+            pose = self.tf.wait_pose(self.timeouts.topic_s, cancel, time.monotonic() - 0.2)
+            if pose is None:
+                return None
+            if self._within(pose, goal, self.AIM_FRACTION):
+                break
+            dx, dy = goal.x - pose.x, goal.y - pose.y
+            c, s = math.cos(pose.yaw), math.sin(pose.yaw)
+            vx, vy = (c * dx + s * dy) * self.GAIN, (-s * dx + c * dy) * self.GAIN
+            scale = min(1.0, self.MAX_SPEED_M_S / max(math.hypot(vx, vy), 1e-9))
+            vx, vy = vx * scale, vy * scale
+            turn = math.atan2(math.sin(goal.yaw - pose.yaw), math.cos(goal.yaw - pose.yaw))
+            wz = max(-self.MAX_TURN_RAD_S, min(self.MAX_TURN_RAD_S, turn * self.GAIN))
+            command = Twist()
+            command.linear.x, command.linear.y, command.angular.z = vx, vy, wz
+            self.publisher.publish(command)
+            time.sleep(0.05)
+        self.publisher.publish(Twist())
+        time.sleep(0.3)  # let the base stop before the last reading
+        return self.tf.wait_pose(self.timeouts.topic_s, cancel, time.monotonic())
+
+
 class Nav2Base:
     """Nav2's NavigateToPose action on robot.yaml's base.nav2_action.
 
@@ -177,10 +283,12 @@ class Nav2Base:
         *,
         action_type: Any | None = None,
         client: Any | None = None,
+        arrival: ArrivalCheck | None = None,
     ) -> None:
         self.node = node
         self.config = config
         self.timeouts = timeouts
+        self.arrival = arrival
         self.action_type = action_type or import_navigate_to_pose()
         self.client = action_client(
             node, self.action_type, config.nav2_action, callback_group, client
@@ -203,6 +311,8 @@ class Nav2Base:
             "robot.yaml base.nav2_action",
         )
         if outcome.ok:
+            if self.arrival is not None:
+                return self.arrival.check(name, pose, cancel)
             return MotionResult.success(f"reached {name} (Nav2)")
         if outcome.status is Status.CANCELED:
             return MotionResult.canceled(f"drive to {name} canceled (Nav2 goal canceled)")

@@ -17,7 +17,7 @@ from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 
 from cowp_ros.ros.skill_backends.arm import ActionArm, SpeedScaling, TopicArm
-from cowp_ros.ros.skill_backends.base import Nav2Base, TopicBase
+from cowp_ros.ros.skill_backends.base import ArrivalCheck, Nav2Base, TopicBase
 from cowp_ros.ros.skill_backends.camera import DetectionCamera
 from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
 from cowp_ros.ros.skill_backends.gripper import CommandGripper, ParallelGripper, TopicGripper
@@ -59,7 +59,8 @@ def _topic_base(c: BuildContext) -> TopicBase:
 
 @builds("base", "nav2")
 def _nav2_base(c: BuildContext) -> Nav2Base:
-    return Nav2Base(c.node, c.robot.base, c.timeouts, c.callback_group)
+    arrival = ArrivalCheck(c.node, c.robot.base, c.timeouts, c.callback_group)
+    return Nav2Base(c.node, c.robot.base, c.timeouts, c.callback_group, arrival=arrival)
 
 
 def _speed_scaling(c: BuildContext) -> SpeedScaling | None:

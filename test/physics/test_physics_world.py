@@ -1,0 +1,206 @@
+"""The physics world on its own (no ROS): the arm follows trajectories, the Hand-E lifts
+a cup by friction alone and applies the configured force, a slippery cup slips, the base
+is planned around furniture and stops within Nav2's goal tolerance, and the safety
+invariants catch a base that drives with the arm out and an arm pushed into a table."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cowp_ros.physics.navigation import PathFollower
+from cowp_ros.physics.safety import ObjectLog, SafetyMonitor
+from cowp_ros.physics.scene import SURFACE_HEIGHT, layout_for, model_xml
+from cowp_ros.physics.trajectory import (
+    GOAL_TOLERANCE_VIOLATED,
+    INVALID_GOAL,
+    INVALID_JOINTS,
+    PATH_TOLERANCE_VIOLATED,
+    SUCCESSFUL,
+    PlayingTrajectory,
+    Point,
+    Tolerances,
+    validate,
+)
+from cowp_ros.physics.world import ARM_JOINTS, PhysicsWorld
+from cowp_ros.physics.world_setup import floor_planner
+from cowp_ros.skills.config import RobotConfig, load_robot_config
+
+ROOT = Path(__file__).resolve().parents[2]
+TOLERANCES = Tolerances((0.2,) * 6, (0.02,) * 6, 1.0)
+
+
+@pytest.fixture(scope="module")
+def robot() -> RobotConfig:
+    return load_robot_config(ROOT / "config" / "robot.yaml")
+
+
+def kitchen(robot: RobotConfig, cup_friction: float = 1.0) -> tuple[PhysicsWorld, object]:
+    objects = [
+        ("cup_1", "cup", "counter", {"friction": cup_friction}),
+        ("mug_1", "mug", "cupboard", {}),
+        ("faucet_1", "sink", "sink", {"graspable": False}),
+    ]
+    layout = layout_for(dict(robot.base.locations), objects)
+    world = PhysicsWorld(
+        model_xml(layout, robot.base.locations["counter"]), arm=robot.arm.poses["carry"]
+    )
+    world.settle(0.3)
+    return world, layout
+
+
+def move(world: PhysicsWorld, positions: tuple[float, ...], seconds: float = 2.0) -> int:
+    playing = PlayingTrajectory(
+        world.arm_positions(), [Point(seconds, positions, (0.0,) * 6)], TOLERANCES, ARM_JOINTS
+    )
+    world.play(playing)
+    while world.trajectory is playing:
+        world.step(10)
+    assert world.verdict is not None
+    return world.verdict.code
+
+
+def pick(world: PhysicsWorld, robot: RobotConfig) -> None:
+    poses = robot.arm.poses
+    world.command_gripper(robot.gripper.open_position_m, robot.gripper.max_effort_n)
+    assert move(world, poses["pre_grasp"]) == SUCCESSFUL
+    assert move(world, poses["grasp"]) == SUCCESSFUL
+    world.command_gripper(robot.gripper.closed_position_m, robot.gripper.max_effort_n)
+    world.settle(1.0)
+
+
+def test_the_arm_follows_a_trajectory_to_its_goal(robot: RobotConfig) -> None:
+    world, _ = kitchen(robot)
+    goal = robot.arm.poses["look_down"]
+    assert move(world, goal) == SUCCESSFUL
+    assert max(abs(a - b) for a, b in zip(world.arm_positions(), goal, strict=True)) < 0.005
+
+
+def test_friction_alone_lifts_the_cup_with_the_configured_force(robot: RobotConfig) -> None:
+    world, _ = kitchen(robot)
+    start = world.body_pose("cup_1")[0]
+    pick(world, robot)
+    # The fingers stopped on the cup (40 mm wide: 20 mm each), pressing with 60 N.
+    assert 0.015 < world.finger_position() < 0.021
+    assert world.finger_force() == pytest.approx(robot.gripper.max_effort_n, abs=0.5)
+    assert move(world, robot.arm.poses["carry"]) == SUCCESSFUL
+    lifted = world.body_pose("cup_1")[0]
+    assert lifted[2] - start[2] > 0.2
+    # Carried while the base turns and drives.
+    world.command_base(0.3, 0.0, 0.5)
+    world.settle(2.0)
+    world.command_base(0.0, 0.0, 0.0)
+    world.settle(0.5)
+    assert world.body_pose("cup_1")[0][2] - start[2] > 0.2
+
+
+def test_a_slippery_cup_slips_out_of_the_fingers(robot: RobotConfig) -> None:
+    world, _ = kitchen(robot, cup_friction=0.02)
+    start = world.body_pose("cup_1")[0]
+    pick(world, robot)
+    move(world, robot.arm.poses["pre_grasp"])
+    world.settle(0.5)
+    assert world.body_pose("cup_1")[0][2] - start[2] < 0.02
+    assert world.finger_position() < robot.gripper.grasp_threshold_m
+
+
+def test_a_blocked_arm_ends_in_the_controllers_error_code(robot: RobotConfig) -> None:
+    world, _ = kitchen(robot)
+    # Straight down into the counter: the joints cannot reach the goal.
+    low = list(robot.arm.poses["grasp"])
+    low[1] += 0.35
+    assert move(world, tuple(low)) in (PATH_TOLERANCE_VIOLATED, GOAL_TOLERANCE_VIOLATED)
+
+
+def test_goals_are_checked_as_the_controller_checks_them() -> None:
+    names = list(ARM_JOINTS)
+    assert (
+        validate(["elbow", *names[1:]], ARM_JOINTS, [Point(1.0, (0.0,) * 6)]).code == INVALID_JOINTS
+    )
+    assert validate(names, ARM_JOINTS, []).code == INVALID_GOAL
+    backwards = [Point(2.0, (0.0,) * 6), Point(1.0, (0.0,) * 6)]
+    assert validate(names, ARM_JOINTS, backwards).code == INVALID_GOAL
+    assert validate(names, ARM_JOINTS, [Point(1.0, (0.0,) * 6)]) is None
+
+
+def test_the_base_is_planned_around_furniture_and_stops_within_the_goal_checker(
+    robot: RobotConfig,
+) -> None:
+    objects = [("cup_1", "cup", "counter", {})]
+    layout = layout_for(dict(robot.base.locations), objects)
+    start = robot.base.locations["counter"]
+    world = PhysicsWorld(model_xml(layout, start), arm=robot.arm.poses["carry"])
+    planner = floor_planner(layout, robot)
+    goal = robot.base.locations["table"]
+    path = planner.plan(start, goal)
+    assert path is not None and len(path) > 2
+    follower = PathFollower(path, goal)
+    monitor = SafetyMonitor()
+    # Drive in the carry pose, as the executor does.
+    assert move(world, robot.arm.poses["carry"]) == SUCCESSFUL
+    for _ in range(6000):
+        pose = world.base_pose()
+        if follower.reached(pose):
+            break
+        world.command_base(*follower.command(pose))
+        world.step(5)
+        monitor.check(world, 60.0)
+    world.command_base(0.0, 0.0, 0.0)
+    world.settle(0.5)
+    final = world.base_pose()
+    assert final.distance_to(goal) <= 0.25 + 0.03
+    assert final.yaw_error_to(goal) <= 0.25 + 0.05
+    assert monitor.violations == []
+
+
+def test_the_monitor_catches_a_base_that_drives_with_the_arm_out(robot: RobotConfig) -> None:
+    world, _ = kitchen(robot)
+    monitor = SafetyMonitor()
+    move(world, robot.arm.poses["home"])  # the hand reaches 0.6 m ahead
+    world.command_base(-0.3, 0.0, 0.0)
+    for _ in range(50):
+        world.step(5)
+        monitor.check(world, 60.0)
+    rules = {v.rule for v in monitor.violations}
+    assert "base moved with the arm outside the carry envelope" in rules
+
+
+def test_the_monitor_catches_the_arm_touching_the_counter(robot: RobotConfig) -> None:
+    world, _ = kitchen(robot)
+    monitor = SafetyMonitor()
+    low = list(robot.arm.poses["grasp"])
+    low[1] += 0.35
+    playing = PlayingTrajectory(
+        world.arm_positions(), [Point(2.0, tuple(low), (0.0,) * 6)], TOLERANCES, ARM_JOINTS
+    )
+    world.play(playing)
+    for _ in range(300):
+        world.step(5)
+        monitor.check(world, 60.0)
+    assert any(v.rule == "the arm touched furniture or the robot" for v in monitor.violations)
+
+
+def test_the_object_log_tells_lifted_from_left(robot: RobotConfig) -> None:
+    world, _ = kitchen(robot)
+    log = ObjectLog()
+    log.start(world, ["cup_1", "mug_1"])
+    pick(world, robot)
+    move(world, robot.arm.poses["carry"])
+    log.update(world)
+    summary = log.summary()
+    assert summary["cup_1"]["held"] and summary["cup_1"]["highest_lift_m"] > 0.2
+    assert not summary["mug_1"]["held"] and summary["mug_1"]["highest_lift_m"] < 0.01
+    assert summary["mug_1"]["resting_on"] == "cupboard"
+    assert math.isclose(summary["mug_1"]["start"][2], SURFACE_HEIGHT, abs_tol=0.005)
+
+
+def test_objects_stand_where_the_grasp_pose_reaches(robot: RobotConfig) -> None:
+    """The first spot of a location is under the calibrated grasp pose's fingers."""
+    world, _ = kitchen(robot)
+    move(world, robot.arm.poses["grasp"])
+    tcp = world.site_position("tcp")
+    cup = world.body_pose("cup_1")[0]
+    assert np.linalg.norm(tcp[:2] - cup[:2]) < 0.005  # the pads clear a cup by 5 mm
