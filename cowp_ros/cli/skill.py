@@ -23,7 +23,7 @@ from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
 from cowp_ros.skills.config import RobotConfig, load_robot_config
 from cowp_ros.skills.dry_run import DryRunLog, dry_run_backends
 from cowp_ros.skills.roles import with_tasks
-from cowp_ros.skills.runner import SkillRunner
+from cowp_ros.skills.runner import SkillRunner, arm_geometry
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
 from cowp_ros.skills.world import Whereabouts
 from cowp_ros.tasks import all_tasks
@@ -116,6 +116,8 @@ def dry_run(args: argparse.Namespace) -> int:
         locations=robot.base.locations,
         arm_poses=robot.arm.poses,
         carry_pose=robot.arm.carry_pose,
+        geometry=arm_geometry(robot),
+        surfaces=robot.surfaces,
     )
     roles = ", ".join(f"{role}={value}" for role, value in call.roles.items())
     print(

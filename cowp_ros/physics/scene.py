@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from xml.sax.saxutils import quoteattr
 
 from cowp_ros.skills import kinematics
+from cowp_ros.skills.config import SurfaceConfig
 from cowp_ros.skills.interfaces import Pose2D
 from cowp_ros.skills.object_shapes import Form, Shape, shape_of
 
@@ -34,16 +35,11 @@ FINGER_STROKE = 0.025
 # The grasp point between the pads, from tool0 along its z.
 TCP_FROM_TOOL0 = HAND_OFFSET + FINGER_ORIGIN + FINGER_SIZE[2] / 2
 
-# Work surfaces: counter height, depth, width, and how far ahead of a location's base
-# pose their front edge is.
-SURFACE_HEIGHT = 0.75
+# Work surfaces: depth, width, and how far ahead of a location's base pose their front
+# edge is (their height and object spots are robot.yaml's `surfaces`).
 SURFACE_DEPTH = 0.5
 SURFACE_WIDTH = 1.0
 SURFACE_FRONT = 0.45
-# Where, in a location's base frame, objects stand: the first spot is the one the
-# named grasp poses reach; the next ones follow along the surface.
-SPOT_X = 0.804
-SPOT_YS = (0.133, -0.12, 0.36, -0.33)
 
 ARM_PREFIX = "ur_"
 # Joint position gains (N m/rad) and damping (N m s/rad): the shoulder and elbow, the
@@ -77,7 +73,7 @@ class Surface:
     x: float
     y: float
     yaw: float
-    height: float = SURFACE_HEIGHT
+    height: float
 
 
 @dataclass
@@ -87,48 +83,77 @@ class Layout:
     surfaces: dict[str, Surface] = field(default_factory=dict)
     objects: list[PlacedObject] = field(default_factory=list)
     fixtures: list[tuple[str, float, float, float]] = field(default_factory=list)
+    fronts: list[SlidingFront] = field(default_factory=list)
 
-    def spot(self, location: str, index: int, pose: Pose2D) -> tuple[float, float]:
-        """Map position of the `index`th spot on `location`'s surface."""
-        dx, dy = SPOT_X, SPOT_YS[index % len(SPOT_YS)]
-        c, s = math.cos(pose.yaw), math.sin(pose.yaw)
-        return pose.x + c * dx - s * dy, pose.y + s * dx + c * dy
+
+@dataclass(frozen=True)
+class SlidingFront:
+    """An openable fixture's sliding front (a cupboard's, a drawer's): a handle on the
+    first spot, where the calibrated grasp pose reaches, that slides toward the robot."""
+
+    name: str
+    x: float
+    y: float
+    z: float
+    yaw: float
+
+
+def spot_position(config: SurfaceConfig, index: int, pose: Pose2D) -> tuple[float, float]:
+    """Map position of the `index`th spot of the surface in front of base pose `pose`."""
+    dx, dy = config.spots[index % len(config.spots)]
+    c, s = math.cos(pose.yaw), math.sin(pose.yaw)
+    return pose.x + c * dx - s * dy, pose.y + s * dx + c * dy
 
 
 # Locations where nothing stands on a surface: the robot only drives there.
 OPEN_LOCATIONS = frozenset({"charging_dock", "dining_area"})
+# Fixtures the robot opens by a handle (skills.yaml's open skill): a sliding front.
+OPENABLE = frozenset({"cupboard", "drawer", "fridge", "oven", "microwave", "dishwasher"})
+# The sliding front: how far it opens, the handle block's height, the bar on top.
+FRONT_TRAVEL = 0.2
+FRONT_BLOCK = (0.04, 0.08, 0.07)  # depth, width, height (m)
+HANDLE = (0.018, 0.12, 0.014)
 
 
-def surface_for(location: str, pose: Pose2D) -> Surface:
+def surface_for(location: str, pose: Pose2D, height: float) -> Surface:
     ahead = SURFACE_FRONT + SURFACE_DEPTH / 2
     return Surface(
         location,
         pose.x + math.cos(pose.yaw) * ahead,
         pose.y + math.sin(pose.yaw) * ahead,
         pose.yaw,
+        height,
     )
 
 
 def layout_for(
     locations: dict[str, Pose2D],
     objects: list[tuple[str, str, str, dict[str, object]]],
+    surfaces: SurfaceConfig | None = None,
 ) -> Layout:
     """The kitchen for `objects` (name, kind, location, attributes): a surface at every
     location that is not an open one, each graspable object on the next free spot of its
     location's surface, facing the robot. Fixtures (a faucet) are the non-graspable
     objects at a location; they stand at the back of the surface."""
+    config = surfaces or SurfaceConfig()
     layout = Layout()
     for name, where in locations.items():
         if name not in OPEN_LOCATIONS:
-            layout.surfaces[name] = surface_for(name, where)
+            layout.surfaces[name] = surface_for(name, where, config.height)
     used: dict[str, int] = {}
+    for name, kind, location, _ in objects:
+        at = locations.get(location)
+        if at is not None and kind in OPENABLE and location in layout.surfaces:
+            x, y = spot_position(config, 0, at)
+            layout.fronts.append(SlidingFront(name, x, y, config.height, at.yaw))
+            used[location] = max(used.get(location, 0), 1)  # objects start beside it
     for name, kind, location, attributes in objects:
         pose = locations.get(location)
         if pose is None or location not in layout.surfaces:
             continue
         if attributes.get("missing"):
             continue
-        if not attributes.get("graspable", True):
+        if not attributes.get("graspable", True) or kind in OPENABLE:
             if kind in ("sink", "faucet"):
                 back = SURFACE_FRONT + SURFACE_DEPTH - 0.08
                 layout.fixtures.append(
@@ -136,7 +161,7 @@ def layout_for(
                         name,
                         pose.x + math.cos(pose.yaw) * back,
                         pose.y + math.sin(pose.yaw) * back,
-                        SURFACE_HEIGHT,
+                        config.height,
                     )
                 )
             continue
@@ -144,13 +169,13 @@ def layout_for(
         used[location] = index + 1
         shape = shape_of(kind)
         gx, gy, _ = shape.grasp_point()
-        x, y = layout.spot(location, index, pose)
+        x, y = spot_position(config, index, pose)
         # The grasp point is on the spot; turn the object so a dish's rim faces the robot.
         c, s = math.cos(pose.yaw), math.sin(pose.yaw)
         x, y = x - (c * gx - s * gy), y - (s * gx + c * gy)
         friction = float(attributes.get("friction", 1.0))  # type: ignore[arg-type]
         layout.objects.append(
-            PlacedObject(name, kind, shape, location, x, y, SURFACE_HEIGHT, pose.yaw, friction)
+            PlacedObject(name, kind, shape, location, x, y, config.height, pose.yaw, friction)
         )
     return layout
 
@@ -315,6 +340,24 @@ def _surface_xml(surface: Surface) -> str:
     )
 
 
+def _front_xml(front: SlidingFront) -> str:
+    depth, width, height = FRONT_BLOCK
+    bar_x, bar_y, bar_z = HANDLE
+    # held by its slide (gravity compensated), 2 mm above the surface it slides over
+    return (
+        f'<body name={quoteattr(front.name)} pos="{_vec(front.x, front.y, front.z + 0.002)}"'
+        f' euler="0 0 {front.yaw:.6f}" gravcomp="1">'
+        f'<joint name={quoteattr(front.name + "_slide")} type="slide" axis="-1 0 0"'
+        f' range="0 {FRONT_TRAVEL}" damping="30" frictionloss="3"/>'
+        f'<inertial pos="0 0 {height / 2}" mass="1.0" diaginertia="0.01 0.01 0.01"/>'
+        f'<geom class="object" type="box" size="{_vec(depth / 2, width / 2, height / 2)}"'
+        f' pos="{_vec(0, 0, height / 2)}" rgba="0.6 0.5 0.4 1"/>'
+        f'<geom class="object" type="box" size="{_vec(bar_x / 2, bar_y / 2, bar_z / 2)}"'
+        f' pos="{_vec(0, 0, height + bar_z / 2)}" rgba="0.3 0.3 0.3 1"/>'
+        "</body>"
+    )
+
+
 def _fixture_xml(name: str, x: float, y: float, z: float) -> str:
     return (
         f'<body name={quoteattr(name)} pos="{_vec(x, y, z)}">'
@@ -336,7 +379,7 @@ def model_xml(
             f' forcerange="{-effort} {effort}" ctrlrange="-6.2832 6.2832"/>'
         )
     finger_actuators = [
-        f'<position name="{joint}" joint="{joint}" kp="4000" kv="40"'
+        f'<position name="{joint}" joint="{joint}" kp="20000" kv="100"'
         f' forcerange="{-gripper_effort_n} {gripper_effort_n}" ctrlrange="0 {FINGER_STROKE}"/>'
         for joint in FINGER_JOINTS
     ]
@@ -349,6 +392,7 @@ def model_xml(
         _robot_xml(start)
         + "".join(_surface_xml(s) for s in layout.surfaces.values())
         + "".join(_fixture_xml(*f) for f in layout.fixtures)
+        + "".join(_front_xml(f) for f in layout.fronts)
         + "".join(_object_xml(o) for o in layout.objects)
     )
     return f"""<mujoco model="cowp_kitchen">

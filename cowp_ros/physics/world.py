@@ -122,6 +122,10 @@ class PhysicsWorld:
         body = self.data.body(name)
         return body.xpos.copy(), body.xquat.copy()
 
+    def slide_position(self, name: str) -> float:
+        """How far a sliding front (`name`, a fixture) is open, metres."""
+        return float(self.data.joint(f"{name}_slide").qpos[0])
+
     def site_position(self, name: str) -> np.ndarray:
         return self.data.site(name).xpos.copy()
 
@@ -208,12 +212,3 @@ class PhysicsWorld:
 
 def _wrap(angle: float) -> float:
     return math.atan2(math.sin(angle), math.cos(angle))
-
-
-def tcp_in_base(positions: Sequence[float]) -> np.ndarray:
-    """The grasp point for arm `positions`, in base_link (what the executor reasons in)."""
-    from cowp_ros.physics.scene import ARM_MOUNT, TCP_FROM_TOOL0
-
-    tool0 = kinematics.forward(positions)
-    point = tool0 @ np.array([0.0, 0.0, TCP_FROM_TOOL0, 1.0])
-    return point[:3] + np.array(ARM_MOUNT)

@@ -37,7 +37,7 @@ def kitchen_layout(scenario: Scenario, robot: RobotConfig) -> Layout:
         (o.name, object_class(o.name), o.location, dict(o.attributes))
         for o in scenario.objects.values()
     ]
-    return layout_for(dict(robot.base.locations), objects)
+    return layout_for(dict(robot.base.locations), objects, robot.surfaces)
 
 
 def floor_planner(layout: Layout, robot: RobotConfig) -> GridPlanner:

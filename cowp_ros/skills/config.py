@@ -50,6 +50,8 @@ class ArmConfig:
     min_speed_scaling: float = 0.05
     # The named pose the arm takes before the base drives ("" = none).
     carry_pose: str = ""
+    # ur_base_link in base_footprint, the base's frame on the floor (m).
+    mount: tuple[float, float, float] = (0.1, 0.0, 0.8)
 
     def move_duration(self, start: tuple[float, ...], goal: tuple[float, ...]) -> float:
         """Seconds for a move: the largest joint travel at the configured speed."""
@@ -73,6 +75,17 @@ class GripperConfig:
     # Fingers that have not moved this long after a command are judged where they are
     # (blocked, or already resting on the object); see skills/finger_rest.py.
     response_time_s: float = 2.0
+    # The grasp point between the pads, from tool0 along its z (m).
+    tcp_from_tool0_m: float = 0.1325
+
+
+@dataclass(frozen=True)
+class SurfaceConfig:
+    """Work surfaces at the named locations: height, and object spots (x ahead, y left
+    of each location's base pose), the first the one the calibrated grasp reaches."""
+
+    height: float = 0.75
+    spots: tuple[tuple[float, float], ...] = ((0.804, 0.133),)
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,7 @@ class RobotConfig:
     gripper: GripperConfig
     camera: CameraConfig
     sim: dict[str, Any]
+    surfaces: SurfaceConfig = SurfaceConfig()
 
 
 class _Reader:
@@ -176,6 +190,10 @@ def load_robot_config(path: Path) -> RobotConfig:
             )
         poses[str(name)] = tuple(float(v) for v in value)
 
+    mount = arm.data.get("mount", [0.1, 0.0, 0.8])
+    if not (isinstance(mount, list) and len(mount) == 3 and all(_finite(v) for v in mount)):
+        raise CowpError(f"{path_key(path, 'arm', 'mount')} must be [x, y, z] in metres")
+    surfaces = _surfaces(path, data.get("surfaces"))
     carry_pose = str(arm.data.get("carry_pose", ""))
     if carry_pose and carry_pose not in poses:
         raise CowpError(
@@ -228,6 +246,7 @@ def load_robot_config(path: Path) -> RobotConfig:
             speed_scaling_topic=arm.text("speed_scaling_topic", may_be_empty=True),
             min_speed_scaling=min_scaling,
             carry_pose=carry_pose,
+            mount=(float(mount[0]), float(mount[1]), float(mount[2])),
         ),
         gripper=GripperConfig(
             controller=gripper.text("controller"),
@@ -242,10 +261,34 @@ def load_robot_config(path: Path) -> RobotConfig:
             settle_time_s=gripper.number("settle_time_s"),
             grasp_threshold_m=threshold,
             response_time_s=gripper.number_or("response_time_s", GripperConfig.response_time_s),
+            tcp_from_tool0_m=gripper.number_or("tcp_from_tool0_m", GripperConfig.tcp_from_tool0_m),
         ),
         camera=CameraConfig(
             image_topic=camera.text("image_topic"),
             detections_topic=camera.text("detections_topic"),
         ),
         sim=dict(data.get("sim") or {}),
+        surfaces=surfaces,
+    )
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _surfaces(path: Path, data: Any) -> SurfaceConfig:
+    """robot.yaml's optional `surfaces` section (files written before it existed omit it)."""
+    if data is None:
+        return SurfaceConfig()
+    reader = _Reader(path, "surfaces", data)
+    spots = reader._get("spots")
+    if not (
+        isinstance(spots, list)
+        and spots
+        and all(isinstance(s, list) and len(s) == 2 and all(_finite(v) for v in s) for s in spots)
+    ):
+        raise CowpError(f"{path_key(path, 'surfaces', 'spots')} must list [x, y] pairs (m)")
+    return SurfaceConfig(
+        height=reader.number("height"),
+        spots=tuple((float(x), float(y)) for x, y in spots),
     )

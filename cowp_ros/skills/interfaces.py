@@ -65,6 +65,16 @@ class Pose2D:
         return abs(math.atan2(math.sin(self.yaw - other.yaw), math.cos(self.yaw - other.yaw)))
 
 
+@dataclass(frozen=True)
+class ObjectPose:
+    """An object's frame in the map: position (m) and heading (rad)."""
+
+    x: float
+    y: float
+    z: float
+    yaw: float
+
+
 class BaseBackend(Protocol):
     """Drives the mobile base to a map pose."""
 
@@ -103,3 +113,13 @@ class CameraBackend(Protocol):
     description: str
 
     def find(self, class_name: str, cancel: threading.Event) -> MotionResult: ...
+
+
+class PoseSource(Protocol):
+    """Where the base really is and where objects are (TF on the robot), when known."""
+
+    description: str
+
+    def base_pose(self) -> Pose2D | None: ...
+
+    def object_pose(self, name: str) -> ObjectPose | None: ...

@@ -8,24 +8,36 @@ primitive; the message says which primitive of which skill failed and why.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from cowp_ros.errors import CowpError
+from cowp_ros.skills.config import RobotConfig, SurfaceConfig
+from cowp_ros.skills.grasping import STAGES, ArmGeometry, grasp_joints
 from cowp_ros.skills.interfaces import (
     ArmBackend,
     BaseBackend,
     CameraBackend,
     GripperBackend,
     MotionResult,
+    ObjectPose,
     Pose2D,
+    PoseSource,
 )
 from cowp_ros.skills.skill_map import Primitive, SkillCall, SkillMap
 from cowp_ros.skills.world import Whereabouts, object_class
 
 # progress in 0..1, and what the robot is doing now in words
 Report = Callable[[float, str], None]
+
+# The calibrated poses a grasp (or a put-down) falls back on when the object's pose
+# (or the base's) is not known: robot.yaml arm.poses, taught for the first spot.
+PICK_POSES = {"approach": "pre_grasp", "reach": "grasp", "lift": "pre_grasp"}
+PUT_POSES = {"approach": "pre_grasp", "reach": "place", "lift": "pre_grasp"}
+# A put-down object is let go this far above the surface.
+PUT_DOWN_DROP_M = 0.01
 
 
 @dataclass
@@ -34,6 +46,8 @@ class Backends:
     arm: ArmBackend
     gripper: GripperBackend
     camera: CameraBackend | None  # None: detections are not verified (find = go and look)
+    # None: no poses known; grasps and put-downs use the calibrated named poses
+    poses: PoseSource | None = None
 
 
 class SkillRunner:
@@ -48,6 +62,8 @@ class SkillRunner:
         locations: dict[str, Pose2D],
         arm_poses: dict[str, tuple[float, ...]],
         carry_pose: str = "",
+        geometry: ArmGeometry | None = None,
+        surfaces: SurfaceConfig | None = None,
     ) -> None:
         self.skill_map = skill_map
         self.world = world
@@ -55,9 +71,13 @@ class SkillRunner:
         self.locations = locations
         self.arm_poses = arm_poses
         self.carry_pose = carry_pose
+        self.geometry = geometry
+        self.surfaces = surfaces or SurfaceConfig()
         # The named pose the arm last reached (None: unknown, as at start or after a
         # failed move): a drive first brings the arm to the carry pose unless it is there.
         self.arm_at: str | None = None
+        # The last grasp or put-down computed from poses, which `lift` raises the hand from.
+        self._reached: tuple[str, ObjectPose, Pose2D] | None = None
 
     def resolve(self, action: str, arguments: list[str] | tuple[str, ...]) -> SkillCall:
         return self.skill_map.resolve(action, arguments)
@@ -119,6 +139,8 @@ class SkillRunner:
             return outcome
         if kind == "arm":
             return self._move_arm(value, cancel)
+        if kind in STAGES:
+            return self._stage(kind, call.roles[value], cancel)
         if kind == "gripper":
             if value == "open":
                 return self.backends.gripper.open(cancel)
@@ -142,12 +164,72 @@ class SkillRunner:
             )
         raise CowpError(f"unknown primitive '{kind}'")  # load_skill_map rejects these
 
+    def _stage(self, stage: str, name: str, cancel: threading.Event) -> MotionResult:
+        """approach / reach / lift an object to pick it, or the spot to put the held one
+        down: computed from the poses when they are known, else the calibrated pose."""
+        held = self.world.holding
+        putting = held is not None and name.strip().lower() != held
+        fallback = (PUT_POSES if putting else PICK_POSES)[stage]
+        computed = self._computed(stage, name, held if putting else None, fallback)
+        if computed is None:
+            return self._move_arm(fallback, cancel)
+        positions, target = computed
+        self.arm_at = None
+        return self.backends.arm.move_to(f"{stage} {target}", positions, cancel)
+
+    def _computed(
+        self, stage: str, name: str, putting: str | None, fallback: str
+    ) -> tuple[tuple[float, ...], str] | None:
+        """Joint positions for the stage from the poses, or None to use `fallback`."""
+        poses = self.backends.poses
+        if poses is None or self.geometry is None:
+            return None
+        if stage == "lift" and self._reached is not None:
+            kind, reached, stood = self._reached
+            self._reached = None
+            joints = grasp_joints(
+                kind, reached, stood, self.geometry, self.arm_poses[fallback], "lift"
+            )
+            return joints, f"{kind} (straight up)"
+        base = poses.base_pose()
+        if base is None:
+            return None
+        if putting is not None:
+            location = self.world.location_of(name)
+            where = self.locations.get(location)
+            if where is None:
+                return None
+            spot = self.world.placed_at(location)
+            dx, dy = self.surfaces.spots[spot % len(self.surfaces.spots)]
+            c, s = math.cos(where.yaw), math.sin(where.yaw)
+            target = ObjectPose(
+                where.x + c * dx - s * dy,
+                where.y + s * dx + c * dy,
+                self.surfaces.height + PUT_DOWN_DROP_M,
+                where.yaw,
+            )
+            kind, said = object_class(putting), f"spot {spot + 1} at {location}"
+        else:
+            found = poses.object_pose(name)
+            if found is None:
+                return None
+            target, kind, said = found, object_class(name), name
+        joints = grasp_joints(kind, target, base, self.geometry, self.arm_poses[fallback], stage)
+        if stage == "reach":
+            self._reached = (kind, target, base)
+        return joints, f"{said} (from its pose)"
+
     def _move_arm(self, pose: str, cancel: threading.Event) -> MotionResult:
         self.arm_at = None
         outcome = self.backends.arm.move_to(pose, self.arm_poses[pose], cancel)
         if outcome.ok:
             self.arm_at = pose
         return outcome
+
+
+def arm_geometry(robot: RobotConfig) -> ArmGeometry:
+    """The arm's mount and grasp point as robot.yaml states them."""
+    return ArmGeometry(robot.arm.mount, robot.gripper.tcp_from_tool0_m)
 
 
 def describe(primitive: Primitive, call: SkillCall) -> str:
@@ -161,6 +243,9 @@ def describe(primitive: Primitive, call: SkillCall) -> str:
         return f"{'opening' if value == 'open' else 'closing'} gripper"
     if kind == "grasp":
         return f"grasping {call.roles.get(value, value)}"
+    if kind in STAGES:
+        verb = {"approach": "approaching", "reach": "reaching", "lift": "lifting at"}[kind]
+        return f"{verb} {call.roles.get(value, value)}"
     if kind == "release":
         return f"releasing {call.roles.get(value, value)}"
     return f"looking for {call.roles.get(value, value)}"

@@ -17,10 +17,20 @@ from typing import Any
 from cowp_ros.errors import CowpError
 from cowp_ros.skills.config import read_yaml
 
-PRIMITIVES = ("navigate", "arm", "gripper", "grasp", "release", "detect")
+PRIMITIVES = (
+    "navigate",
+    "arm",
+    "gripper",
+    "grasp",
+    "release",
+    "detect",
+    "approach",
+    "reach",
+    "lift",
+)
 GRIPPER_COMMANDS = ("open", "close")
 # Primitives whose value is a role to bind (the others take a literal: a pose, a command).
-ROLE_PRIMITIVES = ("navigate", "grasp", "release", "detect")
+ROLE_PRIMITIVES = ("navigate", "grasp", "release", "detect", "approach", "reach", "lift")
 
 
 @dataclass(frozen=True)

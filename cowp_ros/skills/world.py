@@ -75,6 +75,10 @@ class Whereabouts:
             f"named '{cls}' to base.locations ({files})",
         )
 
+    def placed_at(self, location: str) -> int:
+        """How many objects the robot has put down at `location` this run."""
+        return sum(1 for where in self._placed.values() if where == location)
+
     def picked(self, name: str) -> None:
         self.holding = name.strip().lower()
         self._placed.pop(self.holding, None)

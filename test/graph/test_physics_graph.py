@@ -27,11 +27,12 @@ from cowp_ros.tasks.presence import present_problem
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 NODES = ["physics_world", "planner", "commonsense", "executor", "task_manager"]
-# scenario -> (the object carried, the surface it should end on)
+# scenario -> the objects carried and the surface each should end on, the fronts opened
 CARRIED = {
-    "serve_water_cutlery_in_cup": ("mug_1", "table"),
-    "serve_water_harmless": ("cup_1", "table"),
-    "fill_cup_cracked_cup": ("mug_1", "table"),
+    "serve_water_cutlery_in_cup": ({"mug_1": "table"}, ()),
+    "serve_water_harmless": ({"cup_1": "table"}, ()),
+    "fill_cup_cracked_cup": ({"mug_1": "table"}, ()),
+    "set_table_chipped_plate": ({"bowl_1": "table", "fork_1": "table"}, ("cupboard_1",)),
 }
 
 
@@ -84,10 +85,13 @@ def test_the_scenario_in_physics(
     physics = json.loads(report.read_text())
     print(json.dumps(physics, indent=1))
     assert physics["violations"] == [], physics["violations"]
-    carried, destination = CARRIED[name]
-    record = physics["objects"][carried]
-    assert record["held"] and record["highest_lift_m"] > 0.1, record
-    assert record["resting_on"] == destination, record
+    carried, opened = CARRIED[name]
+    for thing, destination in carried.items():
+        record = physics["objects"][thing]
+        assert record["held"] and record["highest_lift_m"] > 0.1, (thing, record)
+        assert record["resting_on"] == destination, (thing, record)
     for other, kept in physics["objects"].items():
-        if other != carried:
-            assert not kept["held"], (other, kept)
+        if other not in carried:
+            assert not kept["held"] and kept["highest_lift_m"] < 0.02, (other, kept)
+    for front in opened:
+        assert physics["opened_m"][front] > 0.1, physics["opened_m"]

@@ -13,7 +13,7 @@ import pytest
 
 from cowp_ros.physics.navigation import PathFollower
 from cowp_ros.physics.safety import ObjectLog, SafetyMonitor
-from cowp_ros.physics.scene import SURFACE_HEIGHT, layout_for, model_xml
+from cowp_ros.physics.scene import layout_for, model_xml
 from cowp_ros.physics.trajectory import (
     GOAL_TOLERANCE_VIOLATED,
     INVALID_GOAL,
@@ -44,7 +44,7 @@ def kitchen(robot: RobotConfig, cup_friction: float = 1.0) -> tuple[PhysicsWorld
         ("mug_1", "mug", "cupboard", {}),
         ("faucet_1", "sink", "sink", {"graspable": False}),
     ]
-    layout = layout_for(dict(robot.base.locations), objects)
+    layout = layout_for(dict(robot.base.locations), objects, robot.surfaces)
     world = PhysicsWorld(
         model_xml(layout, robot.base.locations["counter"]), arm=robot.arm.poses["carry"]
     )
@@ -130,7 +130,7 @@ def test_the_base_is_planned_around_furniture_and_stops_within_the_goal_checker(
     robot: RobotConfig,
 ) -> None:
     objects = [("cup_1", "cup", "counter", {})]
-    layout = layout_for(dict(robot.base.locations), objects)
+    layout = layout_for(dict(robot.base.locations), objects, robot.surfaces)
     start = robot.base.locations["counter"]
     world = PhysicsWorld(model_xml(layout, start), arm=robot.arm.poses["carry"])
     planner = floor_planner(layout, robot)
@@ -194,7 +194,7 @@ def test_the_object_log_tells_lifted_from_left(robot: RobotConfig) -> None:
     assert summary["cup_1"]["held"] and summary["cup_1"]["highest_lift_m"] > 0.2
     assert not summary["mug_1"]["held"] and summary["mug_1"]["highest_lift_m"] < 0.01
     assert summary["mug_1"]["resting_on"] == "cupboard"
-    assert math.isclose(summary["mug_1"]["start"][2], SURFACE_HEIGHT, abs_tol=0.005)
+    assert math.isclose(summary["mug_1"]["start"][2], robot.surfaces.height, abs_tol=0.005)
 
 
 def test_objects_stand_where_the_grasp_pose_reaches(robot: RobotConfig) -> None:

@@ -175,7 +175,7 @@ def test_failed_primitive_stops_the_step_and_says_where(
     runner = make(robot, skill_map, backend)
     outcome = runner.run("hold_cup", ["cup_1"], threading.Event())
     assert outcome.status is Status.FAILED
-    assert outcome.message.startswith("hold_cup(cup_1) [pick skill, moving arm to grasp]")
+    assert outcome.message.startswith("hold_cup(cup_1) [pick skill, reaching cup_1]")
     assert "arm grasp broke" in outcome.message
     assert backend.calls[-1] == "arm grasp" and runner.world.holding is None
 

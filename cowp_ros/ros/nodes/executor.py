@@ -40,7 +40,7 @@ from cowp_ros.skills.backends import PROFILES, choices, resolve_choice
 from cowp_ros.skills.config import load_robot_config
 from cowp_ros.skills.interfaces import Status
 from cowp_ros.skills.roles import registered_skill_map
-from cowp_ros.skills.runner import SkillRunner
+from cowp_ros.skills.runner import SkillRunner, arm_geometry
 from cowp_ros.skills.skill_map import load_skill_map
 from cowp_ros.skills.world import Whereabouts
 
@@ -157,6 +157,8 @@ class SkillExecutor(ActionNode):
             locations=self.robot.base.locations,
             arm_poses=self.robot.arm.poses,
             carry_pose=self.robot.arm.carry_pose,
+            geometry=arm_geometry(self.robot),
+            surfaces=self.robot.surfaces,
         )
 
         self._lock = threading.Lock()

@@ -32,6 +32,7 @@ from cowp_interfaces.msg import PlanStep
 from cowp_ros.errors import CowpError
 from cowp_ros.physics.navigation import NAV2_XY_GOAL_TOLERANCE, NAV2_YAW_GOAL_TOLERANCE
 from cowp_ros.physics.safety import ObjectLog, SafetyMonitor
+from cowp_ros.physics.scene import ARM_MOUNT, ARM_PREFIX, WHEEL_RADIUS
 from cowp_ros.physics.stepping import SteppingThread
 from cowp_ros.physics.world_setup import build_world
 from cowp_ros.resources import share_path
@@ -199,14 +200,14 @@ class PhysicsWorldNode(Node):
         odom = Odometry()
         odom.header.stamp = stamp
         odom.header.frame_id = "odom"
-        odom.child_frame_id = "base_link"
+        odom.child_frame_id = "base_footprint"
         odom.pose.pose.position.x, odom.pose.pose.position.y = pose.x, pose.y
         odom.pose.pose.orientation.z = math.sin(pose.yaw / 2)
         odom.pose.pose.orientation.w = math.cos(pose.yaw / 2)
         odom.twist.twist.linear.x, odom.twist.twist.linear.y = vx, vy
         odom.twist.twist.angular.z = wz
         self.odom_pub.publish(odom)
-        transforms = [_transform(stamp, "odom", "base_link", pose.x, pose.y, 0.0, pose.yaw)]
+        transforms = [_transform(stamp, "odom", "base_footprint", pose.x, pose.y, 0.0, pose.yaw)]
         for obj in self.layout.objects:
             position, quat = world.body_pose(obj.name)
             transforms.append(_transform_q(stamp, "map", obj.name, position, quat))
@@ -214,9 +215,14 @@ class PhysicsWorldNode(Node):
 
     def _publish_static(self) -> None:
         stamp = _stamp(self.world.time)
-        self.tf_static_pub.publish(
-            _tf_message_type()(transforms=[_transform(stamp, "map", "odom", 0.0, 0.0, 0.0, 0.0)])
-        )
+        mx, my, mz = ARM_MOUNT
+        # what robot_state_publisher would say of the fixed joints (cowp_robot.urdf.xacro)
+        fixed = [
+            _transform(stamp, "map", "odom", 0.0, 0.0, 0.0, 0.0),
+            _transform(stamp, "base_footprint", "base_link", 0.0, 0.0, WHEEL_RADIUS, 0.0),
+            _transform(stamp, "base_link", f"{ARM_PREFIX}base_link", mx, my, mz, 0.0),
+        ]
+        self.tf_static_pub.publish(_tf_message_type()(transforms=fixed))
 
     # --------------------------------------------------------------- shutdown
     def report(self) -> dict[str, Any]:
@@ -228,6 +234,10 @@ class PhysicsWorldNode(Node):
                 "safety_checks": self.monitor.checks,
                 "violations": [vars(v) for v in self.monitor.violations],
                 "objects": self.objects.summary(),
+                "opened_m": {
+                    front.name: round(self.world.slide_position(front.name), 4)
+                    for front in self.layout.fronts
+                },
             }
 
     def on_shutdown(self) -> None:

@@ -31,6 +31,7 @@ from cowp_ros.ros.skill_backends.common import (
     wait_for_subscriber,
     wait_until,
 )
+from cowp_ros.ros.skill_backends.tf_pose import TfTree
 from cowp_ros.skills.backends import NAV2_MSGS
 from cowp_ros.skills.config import BaseConfig
 from cowp_ros.skills.interfaces import MotionResult, Pose2D, Status
@@ -174,18 +175,10 @@ class ArrivalCheck:
     # is as near the calibrated one as the base can hold.
     AIM_FRACTION = 0.2
 
-    def __init__(
-        self,
-        node: Node,
-        config: BaseConfig,
-        timeouts: Timeouts,
-        callback_group: CallbackGroup | None = None,
-    ) -> None:
-        from cowp_ros.ros.skill_backends.tf_pose import TfPose
-
+    def __init__(self, node: Node, config: BaseConfig, timeouts: Timeouts, tree: TfTree) -> None:
         self.config = config
         self.timeouts = timeouts
-        self.tf = TfPose(node, config.frame_id, config.pose_frame, callback_group)
+        self.tf = tree
         self.publisher = (
             node.create_publisher(Twist, config.cmd_vel_topic, 10) if config.cmd_vel_topic else None
         )
@@ -205,7 +198,7 @@ class ArrivalCheck:
 
     def check(self, name: str, goal: Pose2D, cancel: threading.Event) -> MotionResult:
         frames = f"{self.config.frame_id} -> {self.config.pose_frame}"
-        pose = self.tf.wait_pose(self.timeouts.topic_s, cancel, time.monotonic())
+        pose = self._read(cancel, time.monotonic())
         if cancel.is_set():
             return MotionResult.canceled(f"canceled while checking the arrival at {name}")
         if pose is None:
@@ -242,7 +235,7 @@ class ArrivalCheck:
         deadline = time.monotonic() + min(self.timeouts.navigate_s, 30.0)
         pose: Pose2D | None = None
         while time.monotonic() < deadline and not cancel.is_set():
-            pose = self.tf.wait_pose(self.timeouts.topic_s, cancel, time.monotonic() - 0.2)
+            pose = self._read(cancel, time.monotonic() - 0.2)
             if pose is None:
                 return None
             if self._within(pose, goal, self.AIM_FRACTION):
@@ -260,7 +253,12 @@ class ArrivalCheck:
             time.sleep(0.05)
         self.publisher.publish(Twist())
         time.sleep(0.3)  # let the base stop before the last reading
-        return self.tf.wait_pose(self.timeouts.topic_s, cancel, time.monotonic())
+        return self._read(cancel, time.monotonic())
+
+    def _read(self, cancel: threading.Event, fresher_than: float) -> Pose2D | None:
+        return self.tf.wait_planar(
+            self.config.pose_frame, self.timeouts.topic_s, cancel, fresher_than
+        )
 
 
 class Nav2Base:

@@ -16,11 +16,13 @@ from typing import Any
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 
+from cowp_ros.errors import CowpError
 from cowp_ros.ros.skill_backends.arm import ActionArm, SpeedScaling, TopicArm
 from cowp_ros.ros.skill_backends.base import ArrivalCheck, Nav2Base, TopicBase
 from cowp_ros.ros.skill_backends.camera import DetectionCamera
 from cowp_ros.ros.skill_backends.common import JointStateCache, Timeouts
 from cowp_ros.ros.skill_backends.gripper import CommandGripper, ParallelGripper, TopicGripper
+from cowp_ros.ros.skill_backends.tf_pose import TfPoses, TfTree
 from cowp_ros.skills.backends import Choice, Part
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.runner import Backends
@@ -36,6 +38,7 @@ class BuildContext:
     callback_group: CallbackGroup | None
     arm_joints: JointStateCache
     gripper_joints: JointStateCache
+    tf: TfTree | None  # None where tf2_msgs is not installed
 
 
 Builder = Callable[[BuildContext], Any]
@@ -59,7 +62,12 @@ def _topic_base(c: BuildContext) -> TopicBase:
 
 @builds("base", "nav2")
 def _nav2_base(c: BuildContext) -> Nav2Base:
-    arrival = ArrivalCheck(c.node, c.robot.base, c.timeouts, c.callback_group)
+    if c.tf is None:
+        raise CowpError(
+            "the Nav2 base checks where the base stopped on /tf, and tf2_msgs is not installed",
+            hint="sudo apt install ros-kilted-tf2-msgs (and source /opt/ros/kilted/setup.bash)",
+        )
+    arrival = ArrivalCheck(c.node, c.robot.base, c.timeouts, c.tf)
     return Nav2Base(c.node, c.robot.base, c.timeouts, c.callback_group, arrival=arrival)
 
 
@@ -117,7 +125,8 @@ def build_backends(
         if robot.gripper.joint_states_topic == robot.arm.joint_states_topic
         else JointStateCache(node, robot.gripper.joint_states_topic, callback_group)
     )
-    context = BuildContext(node, robot, timeouts, callback_group, arm_joints, gripper_joints)
+    tf = _tf_tree(node, robot, callback_group)
+    context = BuildContext(node, robot, timeouts, callback_group, arm_joints, gripper_joints, tf)
     camera = (
         DetectionCamera(node, robot.camera.detections_topic, timeouts, callback_group)
         if verify_detections
@@ -128,4 +137,15 @@ def build_backends(
         arm=BUILDERS[("arm", choice.arm)](context),
         gripper=BUILDERS[("gripper", choice.gripper)](context),
         camera=camera,
+        poses=None if tf is None else TfPoses(tf, robot.base.pose_frame),
     )
+
+
+def _tf_tree(node: Node, robot: RobotConfig, group: CallbackGroup | None) -> TfTree | None:
+    """One TF listener for every backend that reads poses (None without tf2_msgs: the
+    topic backends and the calibrated poses need none)."""
+    try:
+        import tf2_msgs.msg  # noqa: F401
+    except ImportError:
+        return None
+    return TfTree(node, robot.base.frame_id, group)

@@ -1,9 +1,10 @@
-"""The base's pose on the map, read from TF as a robot's own tools read it.
+"""Where the base and the objects are, read from TF as a robot's own tools read it.
 
 tf2_ros is not installable everywhere this code runs, so this listens to /tf and
-/tf_static (tf2_msgs/TFMessage) itself and chains the planar transforms from the map
-frame to the base frame (map -> odom -> base_link on a Nav2 robot). Only what the
-executor needs: where the base is, in the plane, and how old that knowledge is.
+/tf_static (tf2_msgs/TFMessage) itself and chains the transforms from the map frame to
+any frame below it: the base (map -> odom -> base_link on a Nav2 robot) and objects
+whose frames a pose estimator (or the physics world) publishes. Only what the executor
+needs: poses in the map, and how old that knowledge is.
 """
 
 from __future__ import annotations
@@ -13,43 +14,46 @@ import threading
 import time
 from typing import Any
 
+import numpy as np
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from cowp_ros.skills.interfaces import Pose2D
+from cowp_ros.skills.interfaces import ObjectPose, Pose2D
 
 # A chain longer than this is a loop or a mistake in the tree.
 MAX_CHAIN = 16
+# An object frame older than this is not trusted for a grasp (the object may have moved).
+OBJECT_FRESH_S = 2.0
 
 
-def _planar(transform: Any) -> Pose2D:
+def _matrix(transform: Any) -> np.ndarray:
     t, q = transform.translation, transform.rotation
-    yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
-    return Pose2D(float(t.x), float(t.y), yaw)
-
-
-def compose(a: Pose2D, b: Pose2D) -> Pose2D:
-    """Pose `b` (given in frame `a`) in `a`'s parent frame."""
-    c, s = math.cos(a.yaw), math.sin(a.yaw)
-    yaw = a.yaw + b.yaw
-    return Pose2D(
-        a.x + c * b.x - s * b.y, a.y + s * b.x + c * b.y, math.atan2(math.sin(yaw), math.cos(yaw))
+    w, x, y, z = q.w, q.x, q.y, q.z
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y), t.x],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x), t.y],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y), t.z],
+            [0.0, 0.0, 0.0, 1.0],
+        ]
     )
 
 
-class TfPose:
-    """Latest transforms by child frame; `pose()` chains them up to `frame_id`."""
+def _yaw(matrix: np.ndarray) -> float:
+    return math.atan2(matrix[1, 0], matrix[0, 0])
 
-    def __init__(
-        self, node: Node, frame_id: str, child_frame: str, callback_group: CallbackGroup | None
-    ) -> None:
+
+class TfTree:
+    """Latest transform to each child frame from its parent; lookups chain them to
+    `frame_id` (the map)."""
+
+    def __init__(self, node: Node, frame_id: str, callback_group: CallbackGroup | None) -> None:
         from tf2_msgs.msg import TFMessage
 
         self.frame_id = frame_id
-        self.child_frame = child_frame
         self._lock = threading.Lock()
-        self._parents: dict[str, tuple[str, Pose2D, float]] = {}
+        self._parents: dict[str, tuple[str, np.ndarray, float]] = {}
         static_qos = QoSProfile(
             depth=100,
             durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -76,35 +80,67 @@ class TfPose:
             for t in msg.transforms:
                 self._parents[t.child_frame_id.lstrip("/")] = (
                     t.header.frame_id.lstrip("/"),
-                    _planar(t.transform),
+                    _matrix(t.transform),
                     now,
                 )
 
-    def pose(self) -> tuple[Pose2D, float] | None:
-        """The child frame in `frame_id` and when the oldest link of the chain was heard
+    def lookup(self, frame: str) -> tuple[np.ndarray, float] | None:
+        """`frame` in `frame_id` (4x4) and when the oldest link of the chain was heard
         (monotonic seconds), or None while the chain is incomplete."""
         with self._lock:
-            frame, pose, heard = self.child_frame, Pose2D(0.0, 0.0, 0.0), math.inf
+            transform, heard = np.eye(4), math.inf
             for _ in range(MAX_CHAIN):
                 if frame == self.frame_id:
-                    return pose, heard
+                    return transform, heard
                 link = self._parents.get(frame)
                 if link is None:
                     return None
-                parent, transform, when = link
-                pose = compose(transform, pose)
+                parent, matrix, when = link
+                transform = matrix @ transform
                 heard = min(heard, when)
                 frame = parent
         return None
 
-    def wait_pose(
-        self, timeout_s: float, cancel: threading.Event, fresher_than: float
+    def planar(self, frame: str) -> tuple[Pose2D, float] | None:
+        found = self.lookup(frame)
+        if found is None:
+            return None
+        matrix, heard = found
+        return Pose2D(float(matrix[0, 3]), float(matrix[1, 3]), _yaw(matrix)), heard
+
+    def wait_planar(
+        self, frame: str, timeout_s: float, cancel: threading.Event, fresher_than: float
     ) -> Pose2D | None:
-        """A pose heard after `fresher_than` (monotonic), within `timeout_s`."""
+        """`frame`'s planar pose heard after `fresher_than` (monotonic), within `timeout_s`."""
         end = time.monotonic() + timeout_s
         while time.monotonic() < end and not cancel.is_set():
-            found = self.pose()
+            found = self.planar(frame)
             if found is not None and found[1] >= fresher_than:
                 return found[0]
             time.sleep(0.02)
         return None
+
+
+class TfPoses:
+    """The skill layer's `PoseSource` on TF: the base's pose, and objects' frames named
+    as the plan names the objects (cup_1)."""
+
+    def __init__(self, tree: TfTree, base_frame: str) -> None:
+        self.tree = tree
+        self.base_frame = base_frame
+        self.description = f"TF ({tree.frame_id} -> {base_frame}, object frames)"
+
+    def base_pose(self) -> Pose2D | None:
+        found = self.tree.wait_planar(
+            self.base_frame, 1.0, threading.Event(), time.monotonic() - 0.5
+        )
+        return found
+
+    def object_pose(self, name: str) -> ObjectPose | None:
+        found = self.tree.lookup(name)
+        if found is None or time.monotonic() - found[1] > OBJECT_FRESH_S:
+            return None
+        matrix, _ = found
+        return ObjectPose(
+            float(matrix[0, 3]), float(matrix[1, 3]), float(matrix[2, 3]), _yaw(matrix)
+        )
