@@ -1,0 +1,186 @@
+"""UR5e kinematics and the grasps computed from poses: inverse kinematics checked against
+forward kinematics, a computed grasp puts the grasp point on the object's, with the
+fingers across it, wherever the base stands within reach; beyond reach it says how far."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from cowp_ros.errors import CowpError
+from cowp_ros.skills import kinematics
+from cowp_ros.skills.config import RobotConfig
+from cowp_ros.skills.grasping import grasp_joints, grasp_point
+from cowp_ros.skills.interfaces import MotionResult, ObjectPose, Pose2D
+from cowp_ros.skills.runner import Backends, SkillRunner, arm_geometry
+from cowp_ros.skills.skill_map import SkillMap
+from cowp_ros.skills.world import Whereabouts
+
+
+def test_inverse_kinematics_recovers_every_configuration_it_is_given() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        q = rng.uniform(-math.pi, math.pi, 6)
+        q[2] = rng.uniform(-3.0, 3.0)
+        solutions = kinematics.inverse(kinematics.forward(q), q)
+        assert solutions, q
+        best = solutions[0]
+        assert best.distance < 1e-6
+        for other in solutions:  # every solution reaches the same tool pose
+            assert np.allclose(
+                kinematics.forward(other.positions), kinematics.forward(q), atol=1e-6
+            )
+
+
+def test_forward_kinematics_matches_urs_published_reach() -> None:
+    # All joints at zero: the arm stretched out, tool0 at a2 + a3 ahead (negative DH x,
+    # turned half a turn into base_link), d4 + d6 across... as UR's DH table gives.
+    tool0 = kinematics.forward([0.0] * 6)
+    assert tool0[0, 3] == pytest.approx(0.425 + 0.3922, abs=1e-9)
+    assert tool0[1, 3] == pytest.approx(0.1333 + 0.0996, abs=1e-9)
+    assert tool0[2, 3] == pytest.approx(0.1625 - 0.0997, abs=1e-9)
+
+
+def _tcp(robot: RobotConfig, joints: tuple[float, ...], base: Pose2D) -> np.ndarray:
+    tool0 = kinematics.forward(joints)
+    point = tool0 @ np.array([0.0, 0.0, robot.gripper.tcp_from_tool0_m, 1.0])
+    local = point[:3] + np.array(robot.arm.mount)
+    c, s = math.cos(base.yaw), math.sin(base.yaw)
+    return np.array(
+        [base.x + c * local[0] - s * local[1], base.y + s * local[0] + c * local[1], local[2]]
+    )
+
+
+@pytest.mark.parametrize("kind", ["cup", "plate", "fork"])
+@pytest.mark.parametrize("base", [Pose2D(0.0, 0.0, 0.0), Pose2D(0.05, -0.04, 0.08)])
+def test_a_computed_grasp_puts_the_grasp_point_on_the_object(
+    robot: RobotConfig, kind: str, base: Pose2D
+) -> None:
+    geometry = arm_geometry(robot)
+    obj = ObjectPose(0.80, 0.15, robot.surfaces.height, 0.3)
+    joints = grasp_joints(kind, obj, base, geometry, robot.arm.poses["grasp"], "reach")
+    target, closing = grasp_point(kind, obj)
+    assert np.linalg.norm(_tcp(robot, joints, base) - target) < 1e-5
+    tool0 = kinematics.forward(joints)
+    assert tool0[2, 2] == pytest.approx(-1.0, abs=1e-6)  # pointing straight down
+    if not math.isnan(closing):  # the fingers (tool y) close along the closing direction
+        y_axis = tool0[:3, 1]
+        direction = closing - base.yaw
+        assert (
+            abs(abs(y_axis[0] * math.cos(direction) + y_axis[1] * math.sin(direction)) - 1) < 1e-6
+        )
+    above = grasp_joints(kind, obj, base, geometry, robot.arm.poses["grasp"], "approach")
+    assert _tcp(robot, above, base)[2] - target[2] == pytest.approx(geometry.clearance_m, abs=1e-5)
+
+
+def test_an_object_out_of_reach_is_named_with_its_distance(robot: RobotConfig) -> None:
+    with pytest.raises(CowpError, match=r"cannot reach the cup .* m out"):
+        grasp_joints(
+            "cup",
+            ObjectPose(1.6, 0.0, 0.75, 0.0),
+            Pose2D(0.0, 0.0, 0.0),
+            arm_geometry(robot),
+            robot.arm.poses["grasp"],
+            "reach",
+        )
+
+
+class KnownPoses:
+    description = "known poses"
+
+    def __init__(self, base: Pose2D, objects: dict[str, ObjectPose]) -> None:
+        self.base, self.objects = base, objects
+
+    def base_pose(self) -> Pose2D | None:
+        return self.base
+
+    def object_pose(self, name: str) -> ObjectPose | None:
+        return self.objects.get(name)
+
+
+class Arm:
+    """Base, arm and gripper at once: every motion succeeds; arm moves are recorded."""
+
+    description = "arm"
+
+    def __init__(self) -> None:
+        self.moves: list[tuple[str, tuple[float, ...]]] = []
+
+    def move_to(self, name, positions, cancel):
+        self.moves.append((name, tuple(positions)))
+        return MotionResult.success(name)
+
+    def go_to(self, name, pose, cancel):
+        return MotionResult.success(name)
+
+    def open(self, cancel):
+        return MotionResult.success("open")
+
+    def close(self, cancel, *, expect_object):
+        return MotionResult.success("closed")
+
+
+def test_the_runner_grasps_where_the_object_is_and_puts_it_on_a_free_spot(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    counter = robot.base.locations["counter"]
+    stopped = Pose2D(counter.x - 0.03, counter.y + 0.02, counter.yaw + 0.05)
+    cup = ObjectPose(counter.x + 0.78, counter.y - 0.1, robot.surfaces.height, 0.0)
+    arm = Arm()
+    poses = KnownPoses(stopped, {"cup_1": cup})
+    runner = SkillRunner(
+        skill_map,
+        Whereabouts(set(robot.base.locations), object_locations=skill_map.object_locations),
+        Backends(arm, arm, arm, None, poses),
+        locations=robot.base.locations,
+        arm_poses=robot.arm.poses,
+        geometry=arm_geometry(robot),
+        surfaces=robot.surfaces,
+    )
+    assert runner.run("grasp_cup", ["cup_1"], threading.Event()).ok
+    names = [name for name, _ in arm.moves]
+    assert names == [
+        "approach cup_1 (from its pose)",
+        "reach cup_1 (from its pose)",
+        "lift cup (straight up)",
+        "carry",
+    ]
+    reached = dict(arm.moves)["reach cup_1 (from its pose)"]
+    assert np.linalg.norm(_tcp(robot, reached, stopped) - grasp_point("cup", cup)[0]) < 1e-5
+    arm.moves.clear()
+    poses.base = robot.base.locations["table"]  # the drive to the table ended there
+    assert runner.run("deliver_water", ["cup_1", "table_1"], threading.Event()).ok
+    assert [name for name, _ in arm.moves][:3] == [
+        "approach spot 1 at table (from its pose)",
+        "reach spot 1 at table (from its pose)",
+        "lift cup (straight up)",
+    ]
+
+
+def test_without_poses_the_calibrated_poses_are_used(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    arm = Arm()
+    runner = SkillRunner(
+        skill_map,
+        Whereabouts(set(robot.base.locations), object_locations=skill_map.object_locations),
+        Backends(arm, arm, arm, None, KnownPoses(Pose2D(2.0, 0.5, 0.0), {})),
+        locations=robot.base.locations,
+        arm_poses=robot.arm.poses,
+        geometry=arm_geometry(robot),
+    )
+    assert runner.run("grasp_cup", ["cup_1"], threading.Event()).ok
+    assert [name for name, _ in arm.moves] == ["pre_grasp", "grasp", "pre_grasp", "carry"]
+    assert arm.moves[1][1] == robot.arm.poses["grasp"]
+
+
+def test_arm_geometry_agrees_with_the_physics_robot(robot: RobotConfig) -> None:
+    from cowp_ros.physics.scene import ARM_MOUNT, TCP_FROM_TOOL0, WHEEL_RADIUS
+
+    assert robot.arm.mount == pytest.approx(
+        (ARM_MOUNT[0], ARM_MOUNT[1], WHEEL_RADIUS + ARM_MOUNT[2])
+    )
+    assert robot.gripper.tcp_from_tool0_m == pytest.approx(TCP_FROM_TOOL0)
