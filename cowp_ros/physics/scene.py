@@ -171,8 +171,10 @@ def layout_for(
         gx, gy, _ = shape.grasp_point()
         x, y = spot_position(config, index, pose)
         # The grasp point is on the spot; turn the object so a dish's rim faces the robot.
+        # `offset: [dx, dy]` (m, ahead and left of the robot) moves it off its spot.
+        dx, dy = _offset(attributes.get("offset"))
         c, s = math.cos(pose.yaw), math.sin(pose.yaw)
-        x, y = x - (c * gx - s * gy), y - (s * gx + c * gy)
+        x, y = x - (c * gx - s * gy) + c * dx - s * dy, y - (s * gx + c * gy) + s * dx + c * dy
         friction = float(attributes.get("friction", 1.0))  # type: ignore[arg-type]
         layout.objects.append(
             PlacedObject(name, kind, shape, location, x, y, config.height, pose.yaw, friction)
@@ -180,8 +182,12 @@ def layout_for(
     return layout
 
 
-def _attrs(**values: object) -> str:
-    return " ".join(f"{key.rstrip('_')}={quoteattr(str(value))}" for key, value in values.items())
+def _offset(value: object) -> tuple[float, float]:
+    if value is None:
+        return 0.0, 0.0
+    if isinstance(value, list) and len(value) == 2:
+        return float(value[0]), float(value[1])
+    raise ValueError(f"an object's offset must be [dx, dy] in metres, not {value!r}")
 
 
 def _vec(*values: float) -> str:

@@ -18,6 +18,7 @@ each, as ros2/examples' action servers do.
 from __future__ import annotations
 
 import math
+import random
 import threading
 from typing import Any
 
@@ -58,13 +59,23 @@ def _cancel(_handle: Any) -> CancelResponse:
 
 class TrajectoryDriver:
     def __init__(
-        self, node: Node, stepping: SteppingThread, name: str, group: CallbackGroup
+        self,
+        node: Node,
+        stepping: SteppingThread,
+        name: str,
+        group: CallbackGroup,
+        *,
+        abort_goal: int = 0,
     ) -> None:
+        """`abort_goal`: the number (from 1) of a goal to abort half-way, a fault a test
+        injects (a protective stop, a controller that gives up); 0 = none."""
         from control_msgs.action import FollowJointTrajectory
 
         self.action = FollowJointTrajectory
         self.node = node
         self.stepping = stepping
+        self.abort_goal = abort_goal
+        self.goals = 0
         self.server = ActionServer(
             node, FollowJointTrajectory, name, execute_callback=self.execute,
             goal_callback=_accept, cancel_callback=_cancel, callback_group=group,
@@ -108,6 +119,8 @@ class TrajectoryDriver:
             )
             for p in points
         ]
+        self.goals += 1
+        abort = self.goals == self.abort_goal
         with self.stepping.lock:
             world = self.stepping.world
             playing = traj.PlayingTrajectory(
@@ -116,6 +129,15 @@ class TrajectoryDriver:
             world.play(playing)
         while True:
             with self.stepping.lock:
+                if (
+                    abort
+                    and world.trajectory is playing
+                    and (world.trajectory_time >= playing.duration / 2)
+                ):
+                    world.stop_arm()
+                    world.verdict = traj.Verdict(
+                        traj.PATH_TOLERANCE_VIOLATED, "aborted half-way (an injected fault)"
+                    )
                 verdict = world.verdict if world.trajectory is not playing else None
                 if world.trajectory is not playing and verdict is None:
                     verdict = traj.Verdict(traj.INVALID_GOAL, "replaced by a newer trajectory")
@@ -218,7 +240,11 @@ class NavigationDriver:
         xy_tolerance: float,
         yaw_tolerance: float,
         timeout_s: float,
+        stop_anywhere: random.Random | None = None,
     ) -> None:
+        """`stop_anywhere`: a fault: the base comes to rest at a random pose within the
+        goal checker's tolerance (drawn from this generator) instead of where it first
+        entered it."""
         from nav2_msgs.action import NavigateToPose
 
         self.action = NavigateToPose
@@ -228,6 +254,7 @@ class NavigationDriver:
         self.xy_tolerance = xy_tolerance
         self.yaw_tolerance = yaw_tolerance
         self.timeout_s = timeout_s
+        self.stop_anywhere = stop_anywhere
         self.active = threading.Event()
         self._goal_lock = threading.Lock()
         self.server = ActionServer(
@@ -269,6 +296,17 @@ class NavigationDriver:
         follower = PathFollower(
             path, goal, xy_tolerance=self.xy_tolerance, yaw_tolerance=self.yaw_tolerance
         )
+        if self.stop_anywhere is not None:
+            draw = self.stop_anywhere
+            radius = self.xy_tolerance * math.sqrt(draw.random()) * 0.95
+            angle = draw.uniform(-math.pi, math.pi)
+            stop = Pose2D(
+                goal.x + radius * math.cos(angle),
+                goal.y + radius * math.sin(angle),
+                goal.yaw + draw.uniform(-0.95, 0.95) * self.yaw_tolerance,
+            )
+            path = [*path[:-1], (stop.x, stop.y)]
+            follower = PathFollower(path, stop, xy_tolerance=0.01, yaw_tolerance=0.01)
         while True:
             with self.stepping.lock:
                 here = world.base_pose()

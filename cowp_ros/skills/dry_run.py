@@ -74,6 +74,10 @@ class DryRunGripper:
         )
         return self.log.add(f"gripper: close ({expectation})")
 
+    def holding(self, cancel: threading.Event) -> MotionResult:
+        threshold = self.robot.gripper.grasp_threshold_m * 1000
+        return self.log.add(f"gripper: check the fingers still rest above {threshold:.1f} mm")
+
 
 class DryRunCamera:
     def __init__(self, log: DryRunLog) -> None:

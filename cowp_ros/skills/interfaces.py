@@ -106,6 +106,10 @@ class GripperBackend(Protocol):
         """Close; with `expect_object`, succeed only if the fingers stopped on an object."""
         ...
 
+    def holding(self, cancel: threading.Event) -> MotionResult:
+        """Succeed while the fingers still rest on an object (fail: it slipped out)."""
+        ...
+
 
 class CameraBackend(Protocol):
     """Confirms that the detector sees an object class."""

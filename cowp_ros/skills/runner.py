@@ -25,6 +25,7 @@ from cowp_ros.skills.interfaces import (
     ObjectPose,
     Pose2D,
     PoseSource,
+    Status,
 )
 from cowp_ros.skills.skill_map import Primitive, SkillCall, SkillMap
 from cowp_ros.skills.world import Whereabouts, object_class
@@ -150,6 +151,11 @@ class SkillRunner:
             if outcome.ok:
                 self.world.picked(call.roles[value])
             return outcome
+        if kind == "holding":
+            outcome = self.backends.gripper.holding(cancel)
+            if not outcome.ok and outcome.status is not Status.CANCELED:
+                self.world.dropped(call.roles[value])
+            return outcome
         if kind == "release":
             outcome = self.backends.gripper.open(cancel)
             if outcome.ok:
@@ -243,6 +249,8 @@ def describe(primitive: Primitive, call: SkillCall) -> str:
         return f"{'opening' if value == 'open' else 'closing'} gripper"
     if kind == "grasp":
         return f"grasping {call.roles.get(value, value)}"
+    if kind == "holding":
+        return f"checking the grasp of {call.roles.get(value, value)}"
     if kind in STAGES:
         verb = {"approach": "approaching", "reach": "reaching", "lift": "lifting at"}[kind]
         return f"{verb} {call.roles.get(value, value)}"

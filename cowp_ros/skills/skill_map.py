@@ -27,10 +27,11 @@ PRIMITIVES = (
     "approach",
     "reach",
     "lift",
+    "holding",
 )
 GRIPPER_COMMANDS = ("open", "close")
 # Primitives whose value is a role to bind (the others take a literal: a pose, a command).
-ROLE_PRIMITIVES = ("navigate", "grasp", "release", "detect", "approach", "reach", "lift")
+ROLE_PRIMITIVES = ("navigate", "grasp", "release", "detect", "approach", "reach", "lift", "holding")
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,11 @@ class Whereabouts:
         self.holding = name.strip().lower()
         self._placed.pop(self.holding, None)
 
+    def dropped(self, name: str) -> None:
+        """The object slipped out of the hand: the robot no longer holds it, and it is
+        somewhere near where the base is."""
+        self.released(name)
+
     def released(self, name: str) -> None:
         """The object (held or named) is now where the base is."""
         key = name.strip().lower()

@@ -119,6 +119,9 @@ class Arm:
     def open(self, cancel):
         return MotionResult.success("open")
 
+    def holding(self, cancel):
+        return MotionResult.success("holding")
+
     def close(self, cancel, *, expect_object):
         return MotionResult.success("closed")
 

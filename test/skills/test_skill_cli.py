@@ -62,8 +62,9 @@ def test_dry_run_prints_the_calibrated_values_and_moves_nothing(
     assert f"move to pose 'grasp' (ur_shoulder_pan_joint {grasp[0]:+.3f}" in out
     assert "a grasp only if the fingers stop above 2.0 mm" in out
     lines = [line for line in out.splitlines() if line.strip()[:2].rstrip(".").isdigit()]
-    # carry (before the drive), navigate, open, pre_grasp, grasp, close, pre_grasp, carry
-    assert len(lines) == 8
+    # carry (before the drive), navigate, open, pre_grasp, grasp, close, pre_grasp,
+    # the grasp's check, carry
+    assert len(lines) == 9
     assert "move to pose 'carry'" in lines[0] and "drive to counter" in lines[1]
     assert "nothing moved" in out
 

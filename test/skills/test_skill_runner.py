@@ -50,6 +50,9 @@ class Recorder:
             return MotionResult.failure("grasp failed: fingers closed to 0.0 mm")
         return outcome
 
+    def holding(self, cancel: threading.Event) -> MotionResult:
+        return self._answer("gripper holding", cancel)
+
     def find(self, class_name: str, cancel: threading.Event) -> MotionResult:
         outcome = self._answer(f"detect {class_name}", cancel)
         return outcome if self.sees else MotionResult.failure(f"no {class_name} seen")
@@ -86,6 +89,7 @@ def test_pick_then_place_moves_the_cup_in_the_world(
         "arm grasp",
         "gripper close grasp",
         "arm pre_grasp",
+        "gripper holding",
         "arm carry",
     ]
     assert runner.world.holding == "cup_1"
@@ -148,6 +152,17 @@ def test_the_base_stays_when_the_arm_cannot_be_tucked(
     outcome = runner.run("walk", ["table_1"], threading.Event())
     assert not outcome.ok and "base kept still" in outcome.message
     assert not any(call.startswith("base") for call in backend.calls)
+
+
+def test_an_object_that_slipped_fails_the_step_and_is_no_longer_held(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    backend = Recorder(fail_on="gripper holding")
+    runner = make(robot, skill_map, backend)
+    outcome = runner.run("hold_cup", ["cup_1"], threading.Event())
+    assert outcome.status is Status.FAILED
+    assert "[pick skill, checking the grasp of cup_1]" in outcome.message
+    assert runner.world.holding is None and "arm carry" not in backend.calls
 
 
 def test_navigation_is_skipped_when_already_there(robot: RobotConfig, skill_map: SkillMap) -> None:

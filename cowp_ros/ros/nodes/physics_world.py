@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import threading
 import time
 from pathlib import Path
@@ -72,7 +73,22 @@ PARAMETERS = (
     Param("start_location", "charging_dock", "named location the base starts at"),
     Param("report_path", "", "where to write the run's physics report on shutdown ('' = none)"),
     Param("cmd_vel_timeout_s", 0.5, "stop the base when /cmd_vel is silent this long", positive),
+    Param(
+        "publish_object_poses",
+        True,
+        "publish each object's frame on /tf, as an object pose estimator would (false: the "
+        "executor grasps from its calibrated poses)",
+    ),
+    Param(
+        "faults",
+        [""],
+        "physical faults to inject: stop_anywhere (the base rests anywhere within the goal "
+        "tolerance), abort_trajectory:N (the Nth arm goal aborted half-way)",
+    ),
+    Param("fault_seed", 0, "seed of the faults' random draws"),
 )
+
+FAULTS = ("stop_anywhere", "abort_trajectory")
 
 TF_TOPIC = "/tf"
 
@@ -91,7 +107,9 @@ class PhysicsWorldNode(Node):
                 f"start_location '{start}' is not a location in {self.robot.path}",
                 hint=f"known: {', '.join(sorted(self.robot.base.locations))}",
             )
+        faults = parse_faults(list(params["faults"]))
         setup = build_world(params["scenario"], self.robot, start)
+        self.publish_object_poses = bool(params["publish_object_poses"])
         self.scenario, self.world, self.layout = setup.scenario, setup.world, setup.layout
         self.declare_parameter(
             WORLD_OBJECTS_PARAMETER,
@@ -127,8 +145,9 @@ class PhysicsWorldNode(Node):
             self.world, real_time_factor=params["real_time_factor"], hooks=[self._after_period]
         )
         self.trajectory = TrajectoryDriver(
-            self, self.stepping, self.robot.arm.follow_joint_trajectory_action, group
-        )
+            self, self.stepping, self.robot.arm.follow_joint_trajectory_action, group,
+            abort_goal=int(faults.get("abort_trajectory", 0)),
+        )  # fmt: skip
         self.gripper = GripperDriver(
             self, self.stepping, self.robot.gripper.gripper_action, group,
             self.robot.gripper.finger_joint,
@@ -138,6 +157,9 @@ class PhysicsWorldNode(Node):
             xy_tolerance=params["xy_goal_tolerance"],
             yaw_tolerance=params["yaw_goal_tolerance"],
             timeout_s=params["navigate_timeout_s"],
+            stop_anywhere=(
+                random.Random(params["fault_seed"]) if "stop_anywhere" in faults else None
+            ),
         )  # fmt: skip
         self.create_subscription(Twist, "/cmd_vel", self.on_cmd_vel, 10, callback_group=group)
         self.create_subscription(PlanStep, CURRENT_STEP_TOPIC, self.events.on_step, 10)
@@ -208,7 +230,7 @@ class PhysicsWorldNode(Node):
         odom.twist.twist.angular.z = wz
         self.odom_pub.publish(odom)
         transforms = [_transform(stamp, "odom", "base_footprint", pose.x, pose.y, 0.0, pose.yaw)]
-        for obj in self.layout.objects:
+        for obj in self.layout.objects if self.publish_object_poses else ():
             position, quat = world.body_pose(obj.name)
             transforms.append(_transform_q(stamp, "map", obj.name, position, quat))
         self.tf_pub.publish(_tf_message_type()(transforms=transforms))
@@ -255,6 +277,23 @@ class PhysicsWorldNode(Node):
             f"{report['simulated_s']} s simulated at {report['real_time_factor']}x real time; "
             f"{len(report['violations'])} safety violations"
         )
+
+
+def parse_faults(entries: list[str]) -> dict[str, str]:
+    """`faults` entries (NAME or NAME:VALUE) by name; an unknown one is refused."""
+    found: dict[str, str] = {}
+    for entry in entries:
+        if not entry.strip():
+            continue
+        name, _, value = entry.strip().partition(":")
+        if name not in FAULTS:
+            raise CowpError(
+                f"unknown physics fault '{name}'", hint=f"known faults: {', '.join(FAULTS)}"
+            )
+        if name == "abort_trajectory" and not value.isdigit():
+            raise CowpError("abort_trajectory needs the goal's number: abort_trajectory:N")
+        found[name] = value
+    return found
 
 
 def _tf_message_type() -> Any:

@@ -40,7 +40,7 @@ from cowp_ros.ros.skill_backends.common import (
 )
 from cowp_ros.skills.backends import CONTROL_MSGS
 from cowp_ros.skills.config import ArmConfig
-from cowp_ros.skills.interfaces import MotionResult
+from cowp_ros.skills.interfaces import MotionResult, Status
 
 CONTROL_MSGS_APT_PACKAGE = CONTROL_MSGS.apt
 # The UR driver's speed_scaling_state_broadcaster publishes std_msgs/Float64 in percent
@@ -341,9 +341,13 @@ class ActionArm(_ArmBase):
             hint=f"is {self.config.controller} active?",
         )
         code = getattr(result, "error_code", 0) if result is not None else 0
-        if outcome.ok and code != 0:
+        if code != 0 and outcome.status is not Status.CANCELED:
+            # The controller's own words (PATH_TOLERANCE_VIOLATED, a protective stop...)
+            # say more than "aborted", whether it aborted the goal or reported success.
+            error = f"controller error {code}: {getattr(result, 'error_string', '')}"
             outcome = MotionResult.failure(
-                f"controller error {code}: {getattr(result, 'error_string', '')}".rstrip(": ")
+                f"arm move to {name}: {error.rstrip(': ')}"
+                + ("" if outcome.ok else f" ({outcome.message})")
             )
         if not outcome.ok:
             return outcome

@@ -58,6 +58,21 @@ class _GripperBase:
         positions = self.joints.positions(self.finger)
         return None if positions is None else positions[0]
 
+    def holding(self, cancel: threading.Event) -> MotionResult:
+        """Whether the fingers still rest on an object: a grasp that slipped closes them."""
+        end, _ = self.joints.wait_for(self.finger, cancel=cancel, timeout_s=self.timeouts.topic_s)
+        if end is WaitEnd.CANCELED:
+            return MotionResult.canceled("canceled while checking the grasp")
+        position = self.position()
+        if position is None:
+            return self._silent()
+        if position > self.config.grasp_threshold_m:
+            return MotionResult.success(f"still holding (fingers at {mm(position)})")
+        return MotionResult.failure(
+            f"the object slipped out of the fingers (closed to {mm(position)}, at or below "
+            f"{mm(self.config.grasp_threshold_m)})"
+        )
+
     def _silent(self) -> MotionResult:
         return MotionResult.failure(
             silent_message(
