@@ -31,6 +31,7 @@ from cowp_ros.physics import trajectory as traj
 from cowp_ros.physics.navigation import GridPlanner, PathFollower
 from cowp_ros.physics.stepping import SteppingThread
 from cowp_ros.physics.world import ARM_JOINTS
+from cowp_ros.skills.config import GripperConfig
 from cowp_ros.skills.interfaces import Pose2D
 
 # joint_trajectory_controller's defaults when a goal gives no tolerance (the UR driver's
@@ -169,13 +170,16 @@ class GripperDriver:
         stepping: SteppingThread,
         name: str,
         group: CallbackGroup,
-        finger_joint: str,
+        config: GripperConfig,
     ) -> None:
+        """`config`: the finger joint, and how the goal's effort reads (newtons, or the
+        Hand-E driver's fraction of its force range)."""
         from control_msgs.action import ParallelGripperCommand
 
         self.action = ParallelGripperCommand
         self.stepping = stepping
-        self.finger_joint = finger_joint
+        self.config = config
+        self.finger_joint = config.finger_joint
         self.server = ActionServer(
             node, ParallelGripperCommand, name, execute_callback=self.execute,
             goal_callback=_accept, cancel_callback=_cancel, callback_group=group,
@@ -197,7 +201,9 @@ class GripperDriver:
             handle.abort()
             return result
         target = float(command.position[0])
-        effort = float(command.effort[0]) if len(command.effort) else None
+        effort = (
+            self.config.effort_newtons(float(command.effort[0])) if len(command.effort) else None
+        )
         world = self.stepping.world
         with self.stepping.lock:
             world.command_gripper(target, effort)

@@ -77,6 +77,23 @@ class GripperConfig:
     response_time_s: float = 2.0
     # The grasp point between the pads, from tool0 along its z (m).
     tcp_from_tool0_m: float = 0.1325
+    # The gripper's force range (N) when its driver takes the force as a fraction of it
+    # (the Hand-E's); None: the driver takes newtons.
+    force_range_n: tuple[float, float] | None = None
+
+    def effort_command(self) -> float:
+        """The grip force as the driver's force command takes it."""
+        if self.force_range_n is None:
+            return self.max_effort_n
+        low, high = self.force_range_n
+        return min(1.0, max(0.0, (self.max_effort_n - low) / (high - low)))
+
+    def effort_newtons(self, command: float) -> float:
+        """The force in newtons that a driver's force `command` asks for."""
+        if self.force_range_n is None:
+            return command
+        low, high = self.force_range_n
+        return low + min(1.0, max(0.0, command)) * (high - low)
 
 
 @dataclass(frozen=True)
@@ -262,6 +279,7 @@ def load_robot_config(path: Path) -> RobotConfig:
             grasp_threshold_m=threshold,
             response_time_s=gripper.number_or("response_time_s", GripperConfig.response_time_s),
             tcp_from_tool0_m=gripper.number_or("tcp_from_tool0_m", GripperConfig.tcp_from_tool0_m),
+            force_range_n=_force_range(path, gripper.data.get("force_range_n")),
         ),
         camera=CameraConfig(
             image_topic=camera.text("image_topic"),
@@ -270,6 +288,17 @@ def load_robot_config(path: Path) -> RobotConfig:
         sim=dict(data.get("sim") or {}),
         surfaces=surfaces,
     )
+
+
+def _force_range(path: Path, value: Any) -> tuple[float, float] | None:
+    if value is None or value == []:
+        return None
+    if not (isinstance(value, list) and len(value) == 2 and all(_finite(v) for v in value)):
+        raise CowpError(f"{path_key(path, 'gripper', 'force_range_n')} must be [low, high] (N)")
+    low, high = float(value[0]), float(value[1])
+    if not 0 <= low < high:
+        raise CowpError(f"{path_key(path, 'gripper', 'force_range_n')} must have 0 <= low < high")
+    return low, high
 
 
 def _finite(value: Any) -> bool:

@@ -895,7 +895,12 @@ def test_the_real_robot_description_holds_arm_and_hand(real_description) -> None
     (finger,) = hande.findall("joint")
     assert finger.get("name") == robot.gripper.finger_joint
     commands = [c.get("name") for c in finger.findall("command_interface")]
-    assert commands == ["position"]
+    # the position, and the force the patched driver exports (the controller's
+    # max_effort_interface, config/robot/hande_controller.yaml)
+    controller = yaml.safe_load((ROOT / "config" / "robot" / "hande_controller.yaml").read_text())
+    effort = controller["gripper_action_controller"]["ros__parameters"]["max_effort_interface"]
+    assert commands == ["position", effort] == ["position", "force"]
+    assert hande.get("is_async") == "true"  # Modbus off the UR's 500 Hz loop
 
 
 @needs_check_urdf

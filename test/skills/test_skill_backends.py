@@ -661,7 +661,8 @@ def test_parallel_gripper_goal_names_the_finger_with_one_position_and_the_effort
     command = server.goals[-1].command
     assert list(command.name) == [robot.gripper.finger_joint]
     assert list(command.position) == [robot.gripper.open_position_m]
-    assert list(command.effort) == [robot.gripper.max_effort_n]
+    # the Hand-E driver's force command: a fraction of its 20..185 N range
+    assert list(command.effort) == [pytest.approx((robot.gripper.max_effort_n - 20) / 165)]
 
 
 def test_parallel_gripper_stall_on_an_object_is_a_grasp(harness, fakes, client, robot) -> None:
@@ -744,7 +745,8 @@ def test_gripper_command_backend_for_drivers_that_still_serve_it(
     outcome = gripper.close(threading.Event(), expect_object=True)
     assert outcome.ok, outcome.message
     command = server.goals[-1].command
-    assert (command.position, command.max_effort) == (0.0, robot.gripper.max_effort_n)
+    assert command.position == 0.0
+    assert command.max_effort == pytest.approx(robot.gripper.effort_command())
 
 
 def test_action_backends_without_control_msgs_name_the_apt_package(

@@ -149,9 +149,8 @@ class PhysicsWorldNode(Node):
             abort_goal=int(faults.get("abort_trajectory", 0)),
         )  # fmt: skip
         self.gripper = GripperDriver(
-            self, self.stepping, self.robot.gripper.gripper_action, group,
-            self.robot.gripper.finger_joint,
-        )  # fmt: skip
+            self, self.stepping, self.robot.gripper.gripper_action, group, self.robot.gripper
+        )
         self.navigation = NavigationDriver(
             self, self.stepping, self.robot.base.nav2_action, group, setup.planner,
             xy_tolerance=params["xy_goal_tolerance"],
@@ -197,7 +196,8 @@ class PhysicsWorldNode(Node):
     def _after_period(self) -> None:
         """Runs in the stepping thread with the world locked."""
         world = self.world
-        self.monitor.check(world, world.effort_n)
+        # held to robot.yaml's grip force: a goal whose effort is in the wrong unit shows
+        self.monitor.check(world, self.robot.gripper.max_effort_n)
         self.objects.update(world)
         if (
             not self.navigation.active.is_set()

@@ -300,7 +300,7 @@ class ParallelGripper(_ActionGripperBase):
         goal = self.action_type.Goal()
         goal.command.name = [self.config.finger_joint]
         goal.command.position = [float(target)]
-        goal.command.effort = [float(self.config.max_effort_n)]
+        goal.command.effort = [float(self.config.effort_command())]
         return goal
 
     def _result_position(self, result: Any) -> float | None:
@@ -317,7 +317,7 @@ class CommandGripper(_ActionGripperBase):
     def _goal(self, target: float) -> Any:
         goal = self.action_type.Goal()
         goal.command.position = float(target)
-        goal.command.max_effort = float(self.config.max_effort_n)
+        goal.command.max_effort = float(self.config.effort_command())
         return goal
 
     def _result_position(self, result: Any) -> float | None:
