@@ -1,9 +1,11 @@
 """`cowp demo`: the COWP story end to end through real ROS 2 processes and a real model.
 
-Brings up the sim profile (sim_world, planner, commonsense, executor, task_manager),
-with the embedded local model unless a server is configured, sends the scenario's task
-as a RunTask goal, prints the feedback as a narrative, records a bag of the run, and
-shuts everything down. Exit 0 when the run ends as the scenario expects.
+Brings up the sim profile (sim_world, planner, commonsense, executor, task_manager), or
+with `--profile physics` the physics world behind the robot's own action backends, with
+the embedded local model unless a server is configured, sends the scenario's task as a
+RunTask goal, prints the feedback as a narrative, records a bag of the run, and shuts
+everything down. Exit 0 when the run ends as the scenario expects (and, in physics,
+with no safety invariant broken).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
+
+# The node that holds each profile's world (its scenario, its objects).
+WORLD_NODES = {"sim": "sim_world", "physics": "physics_world"}
 
 RECORDED_TOPICS = {
     SITUATIONS_TOPIC: "cowp_interfaces/msg/Situation",
@@ -45,6 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--list", action="store_true", help="list the scenarios with what each shows, and stop"
+    )
+    parser.add_argument(
+        "--profile",
+        choices=sorted(WORLD_NODES),
+        default="sim",
+        help="sim: the embedded kinematic robot (default); physics: a MuJoCo world served "
+        "through the UR, Hand-E and Nav2 actions the robot uses",
     )
     parser.add_argument(
         "--method",
@@ -97,10 +109,18 @@ def run(args: argparse.Namespace) -> int:
     )
     with endpoint as llm:
         print(f"language model: {llm.model} at {llm.shown_url}")
+        world = WORLD_NODES[args.profile]
+        physics_report = run_dir / "physics.json"
+        extra = (
+            [f"physics_world.report_path={physics_report.resolve()}"]
+            if world == "physics_world"
+            else []
+        )
         profile = with_parameter_overrides(
-            load_profile("sim"),
+            load_profile(args.profile),
             [
-                f"sim_world.scenario={_scenario_ref(args.scenario)}",
+                f"{world}.scenario={_scenario_ref(args.scenario)}",
+                *extra,
                 f"commonsense.llm_url={llm.base_url}",
                 f"commonsense.llm_model={llm.model}",
                 f"commonsense.method={args.method}",
@@ -118,11 +138,40 @@ def run(args: argparse.Namespace) -> int:
         try:
             ready_s = supervisor.wait_ready(120.0)
             print(f"{len(profile.nodes)} nodes ready in {ready_s:.1f} s (logs: {run_dir / 'logs'})")
-            return _run_task(
+            code = _run_task(
                 scenario.task, run_dir, args.timeout, stop, started, expected_outcome(args.scenario)
             )
         finally:
             supervisor.stop()
+        if world == "physics_world":
+            _say_physics(physics_report)
+        return code
+
+
+def _say_physics(path: Path) -> None:
+    """What the physics world saw: the objects moved, the safety invariants."""
+    import json
+
+    if not path.is_file():
+        raise CowpError(f"physics_world wrote no report ({path}); see its log")
+    report = json.loads(path.read_text())
+    print(
+        f"physics: {report['simulated_s']} s simulated at {report['real_time_factor']}x real "
+        f"time; report: {path}"
+    )
+    for name, record in report["objects"].items():
+        if record["held"]:
+            print(
+                f"  {name}: lifted {record['highest_lift_m'] * 100:.0f} cm, now on "
+                f"{record['resting_on'] or 'nothing it rests on'}"
+            )
+    if report["violations"]:
+        for violation in report["violations"]:
+            print(
+                f"  safety: {violation['rule']} ({violation['detail']}) at {violation['time_s']} s"
+            )
+        raise CowpError(f"{len(report['violations'])} safety invariants broken in physics")
+    print(f"  safety: {report['safety_checks']} checks, no invariant broken")
 
 
 def _scenario_ref(name_or_path: str) -> str:

@@ -14,8 +14,13 @@ Not thread-safe by itself: the ROS node steps it from one thread and takes its l
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+# Offscreen rendering (the wrist camera) without a display: EGL, chosen before MuJoCo
+# is imported, since it picks its OpenGL platform then. A user's own choice wins.
+os.environ.setdefault("MUJOCO_GL", "egl")
 
 import mujoco
 import numpy as np

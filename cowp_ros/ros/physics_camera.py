@@ -10,7 +10,6 @@ QoS camera drivers use, in the frame wrist_camera_optical_frame.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
@@ -46,8 +45,7 @@ class WristCameraPublisher:
         self._thread.join(timeout=5.0)
 
     def _run(self) -> None:
-        os.environ.setdefault("MUJOCO_GL", "egl")
-        import mujoco
+        import mujoco  # its OpenGL platform was chosen when physics/world.py imported it
 
         world = self.stepping.world
         width, height = self.size

@@ -95,3 +95,25 @@ def test_the_scenario_in_physics(
             assert not kept["held"] and kept["highest_lift_m"] < 0.02, (other, kept)
     for front in opened:
         assert physics["opened_m"][front] > 0.1, physics["opened_m"]
+
+
+def test_the_wrist_camera_is_rendered_and_published_as_a_driver_does(start_graph, probe) -> None:
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Image
+
+    frames: list[Image] = []
+    probe.node.create_subscription(
+        Image, "/wrist_camera/image_raw", frames.append, qos_profile_sensor_data
+    )
+    start_graph(
+        partial_profile(
+            ["physics_world"],
+            ["physics_world.camera_rate_hz=4.0", "physics_world.start_location=counter"],
+            base="physics",
+        )
+    )
+    probe.spin_until(lambda: len(frames) >= 2, 60, "two wrist camera frames")
+    frame = frames[-1]
+    assert (frame.width, frame.height, frame.encoding) == (320, 240, "rgb8")
+    assert frame.header.frame_id == "wrist_camera_optical_frame"
+    assert len(frame.data) == 320 * 240 * 3 and len(set(bytes(frame.data[:3000]))) > 1
