@@ -295,7 +295,23 @@ def _ros_package_need(node: str, package: str) -> Need:
         return Need(node, what, False, "not installed", f"sudo apt install {apt_name(package)}")
 
 
+def _physics_needs(node: str, parameters: dict) -> list[Need]:
+    """MuJoCo from PyPI; the actions and TF it serves (built by make setup, or apt)."""
+    needs = [_module(node, "MuJoCo (the physics)", "mujoco", f"{_pip()} mujoco")]
+    for package in ("control_msgs", "nav2_msgs", "tf2_msgs"):
+        needs.append(
+            _module(
+                node,
+                f"{package} (what it serves)",
+                package,
+                f"sudo apt install {apt_name(package)}",
+            )
+        )
+    return needs
+
+
 NODE_NEEDS = {
+    "physics_world": _physics_needs,
     "commonsense": lambda node, parameters: [_llm_need(node, parameters)],
     "situation_detector": _detector_needs,
     "executor": _executor_needs,

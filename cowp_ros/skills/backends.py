@@ -40,6 +40,7 @@ class Requirement:
 
 CONTROL_MSGS = Requirement("control_msgs", "ros-kilted-control-msgs", "action")
 NAV2_MSGS = Requirement("nav2_msgs", "ros-kilted-nav2-msgs")
+TF2_MSGS = Requirement("tf2_msgs", "ros-kilted-tf2-msgs")
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,9 @@ register(
     BackendInfo(
         "base",
         "nav2",
-        "Nav2's NavigateToPose action",
+        "Nav2's NavigateToPose action; where the base stopped is read on /tf",
         title="Nav2 base",
-        requires=(NAV2_MSGS,),
+        requires=(NAV2_MSGS, TF2_MSGS),
         waits_for="the navigate_to_pose action server",
     )
 )

@@ -28,6 +28,7 @@ from cowp_ros.physics.trajectory import (
 from cowp_ros.physics.world import ARM_JOINTS, PhysicsWorld
 from cowp_ros.physics.world_setup import floor_planner
 from cowp_ros.skills.config import RobotConfig, load_robot_config
+from cowp_ros.skills.interfaces import Pose2D
 
 ROOT = Path(__file__).resolve().parents[2]
 TOLERANCES = Tolerances((0.2,) * 6, (0.02,) * 6, 1.0)
@@ -204,3 +205,32 @@ def test_objects_stand_where_the_grasp_pose_reaches(robot: RobotConfig) -> None:
     tcp = world.site_position("tcp")
     cup = world.body_pose("cup_1")[0]
     assert np.linalg.norm(tcp[:2] - cup[:2]) < 0.005  # the pads clear a cup by 5 mm
+
+
+def test_the_physics_robot_is_the_gazebo_robots_description() -> None:
+    """Frames, sizes and the Hand-E's stroke as config/gazebo/cowp_robot.urdf.xacro has
+    them (one robot description, two simulators)."""
+    import xml.etree.ElementTree as ET
+
+    from cowp_ros.physics import scene
+
+    text = (ROOT / "config" / "gazebo" / "cowp_robot.urdf.xacro").read_text()
+    tree = ET.fromstring(text)
+    props = {p.get("name"): p.get("value") for p in tree if p.tag.endswith("}property")}
+    assert float(props["wheel_radius"]) == scene.WHEEL_RADIUS
+    assert float(props["finger_stroke"]) == scene.FINGER_STROKE
+    joints = {j.get("name"): j for j in tree.iter("joint") if j.get("type")}  # not ros2_control
+    mount = [float(v) for v in joints["arm_mount_joint"].find("origin").get("xyz").split()]
+    assert tuple(mount) == scene.ARM_MOUNT
+    coupler = joints["robotiq_hande_coupler_joint"].find("origin").get("xyz").split()
+    assert float(coupler[2]) == scene.HAND_OFFSET
+    finger = joints["robotiq_hande_left_finger_joint"].find("origin").get("xyz").split()
+    assert float(finger[2]) == scene.FINGER_ORIGIN
+    base_box = next(link for link in tree.iter("link") if link.get("name") == "base_link").find(
+        "collision/geometry/box"
+    )
+    assert tuple(float(v) for v in base_box.get("size").split()) == scene.BASE_SIZE
+    model = PhysicsWorld(scene.model_xml(scene.Layout(), Pose2D(0.0, 0.0, 0.0))).model
+    names = {model.joint(i).name for i in range(model.njnt)}
+    assert {f"ur_{j}" for j in ("shoulder_pan_joint", "elbow_joint", "wrist_3_joint")} <= names
+    assert {"robotiq_hande_left_finger_joint", "robotiq_hande_right_finger_joint"} <= names
