@@ -39,6 +39,8 @@ PICK_POSES = {"approach": "pre_grasp", "reach": "grasp", "lift": "pre_grasp"}
 PUT_POSES = {"approach": "pre_grasp", "reach": "place", "lift": "pre_grasp"}
 # A put-down object is let go this far above the surface.
 PUT_DOWN_DROP_M = 0.01
+# The skill `fetch: ROLE` runs to pick up an object the robot does not hold yet.
+FETCH_SKILL = "pick"
 
 
 @dataclass
@@ -151,6 +153,8 @@ class SkillRunner:
             if outcome.ok:
                 self.world.picked(call.roles[value])
             return outcome
+        if kind == "fetch":
+            return self._fetch(call.roles[value], cancel)
         if kind == "holding":
             outcome = self.backends.gripper.holding(cancel)
             if not outcome.ok and outcome.status is not Status.CANCELED:
@@ -169,6 +173,23 @@ class SkillRunner:
                 self.skill_map.detection_classes.get(name, name), cancel
             )
         raise CowpError(f"unknown primitive '{kind}'")  # load_skill_map rejects these
+
+    def _fetch(self, name: str, cancel: threading.Event) -> MotionResult:
+        """Pick `name` up with the `pick` skill unless the robot already holds it: a
+        PDDL action that puts an object somewhere need not have a step that grasps it."""
+        if self.world.holding == name.strip().lower():
+            return MotionResult.success(f"already holding {name}")
+        call = self.skill_map.call_skill(FETCH_SKILL, [f"object={name}"])
+        for primitive in call.skill.steps:
+            if cancel.is_set():
+                return MotionResult.canceled(f"fetching {name} canceled")
+            outcome = self._run_primitive(primitive, call, cancel)
+            if not outcome.ok:
+                return type(outcome)(
+                    outcome.status,
+                    f"fetching {name} ({describe(primitive, call)}): {outcome.message}",
+                )
+        return MotionResult.success(f"fetched {name}")
 
     def _stage(self, stage: str, name: str, cancel: threading.Event) -> MotionResult:
         """approach / reach / lift an object to pick it, or the spot to put the held one
@@ -251,6 +272,8 @@ def describe(primitive: Primitive, call: SkillCall) -> str:
         return f"grasping {call.roles.get(value, value)}"
     if kind == "holding":
         return f"checking the grasp of {call.roles.get(value, value)}"
+    if kind == "fetch":
+        return f"fetching {call.roles.get(value, value)} unless held"
     if kind in STAGES:
         verb = {"approach": "approaching", "reach": "reaching", "lift": "lifting at"}[kind]
         return f"{verb} {call.roles.get(value, value)}"

@@ -28,10 +28,21 @@ PRIMITIVES = (
     "reach",
     "lift",
     "holding",
+    "fetch",
 )
 GRIPPER_COMMANDS = ("open", "close")
 # Primitives whose value is a role to bind (the others take a literal: a pose, a command).
-ROLE_PRIMITIVES = ("navigate", "grasp", "release", "detect", "approach", "reach", "lift", "holding")
+ROLE_PRIMITIVES = (
+    "navigate",
+    "grasp",
+    "release",
+    "detect",
+    "approach",
+    "reach",
+    "lift",
+    "holding",
+    "fetch",
+)
 
 
 @dataclass(frozen=True)

@@ -66,11 +66,15 @@ class _GripperBase:
         position = self.position()
         if position is None:
             return self._silent()
-        if position > self.config.grasp_threshold_m:
+        cfg = self.config
+        open_at = cfg.open_position_m - max(cfg.position_tolerance_m, 0.002)
+        if position >= open_at:
+            return MotionResult.failure(f"nothing is held: the fingers are open ({mm(position)})")
+        if position > cfg.grasp_threshold_m:
             return MotionResult.success(f"still holding (fingers at {mm(position)})")
         return MotionResult.failure(
             f"the object slipped out of the fingers (closed to {mm(position)}, at or below "
-            f"{mm(self.config.grasp_threshold_m)})"
+            f"{mm(cfg.grasp_threshold_m)})"
         )
 
     def _silent(self) -> MotionResult:
