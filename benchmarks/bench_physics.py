@@ -9,8 +9,10 @@ the arm moving, no ROS), and the physics_world node during a whole run of the gr
 (physics_world, planner, commonsense, executor, task_manager as separate processes)
 with the real-time cap set by --rtf (0: as fast as the machine lets it). The model is
 the scripted server answering by the scenario's own rules (`sim/scenario_story.py`), so
-the figures measure the robot and the world, not a language model. Each run's physics
-report says what became of each object and whether a safety invariant broke.
+the figures measure the robot and the world, not a language model; by default it runs
+the scenarios whose files say which situation blocks (`blocks:`), the ones the scripted
+model can answer. Each run's physics report says what became of each object and whether
+a safety invariant broke.
 """
 
 from __future__ import annotations
@@ -120,14 +122,20 @@ def main() -> int:
     parser.add_argument("--scenario", action="append", help="a scenario (default: every one)")
     parser.add_argument("--rtf", type=float, default=0.0, help="physics_world.real_time_factor")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument("--keep", type=Path, help="keep the node logs and reports here")
     args = parser.parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    names = args.scenario or available_scenarios()
+    names = args.scenario or [
+        name
+        for name in available_scenarios()
+        if any(event.blocks is not None for event in load_scenario(name).events)
+    ]
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
+        out = args.keep or Path(scratch)
         for name in names:
             alone = stepping_alone(name)
-            row = graph_run(name, args.rtf, Path(scratch))
+            row = graph_run(name, args.rtf, out)
             row["stepping_alone_rtf"] = round(alone, 1)
             rows.append(row)
             print(
@@ -137,6 +145,8 @@ def main() -> int:
                 f"{len(row['violations'] or [])} violations, carried {row['carried']}",
                 flush=True,
             )
+            if not row["as_expected"]:
+                print(f"    {row['explanation']}", flush=True)
     expected = sum(1 for r in rows if r["as_expected"])
     clean = sum(1 for r in rows if r["violations"] == [])
     summary = {

@@ -390,9 +390,10 @@ def model_xml(
         for joint in FINGER_JOINTS
     ]
     base_actuators = [
-        '<velocity name="base_x" joint="base_x" kv="3000" forcerange="-600 600"/>',
-        '<velocity name="base_y" joint="base_y" kv="3000" forcerange="-600 600"/>',
-        '<velocity name="base_yaw" joint="base_yaw" kv="800" forcerange="-300 300"/>',
+        # stiff velocity servos: the wheels' grip holds the base still when the arm pushes
+        '<velocity name="base_x" joint="base_x" kv="20000" forcerange="-1000 1000"/>',
+        '<velocity name="base_y" joint="base_y" kv="20000" forcerange="-1000 1000"/>',
+        '<velocity name="base_yaw" joint="base_yaw" kv="5000" forcerange="-500 500"/>',
     ]
     body = (
         _robot_xml(start)

@@ -8,6 +8,7 @@ later, on the topic a camera detector, a bag or a person would use.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from rclpy.node import Node
 
@@ -17,8 +18,19 @@ from cowp_ros.sim.scenario import EventTrigger, Scenario
 
 
 class ScenarioReporter:
-    def __init__(self, node: Node, scenario: Scenario, *, delay_s: float, enabled: bool) -> None:
+    def __init__(
+        self,
+        node: Node,
+        scenario: Scenario,
+        *,
+        delay_s: float,
+        enabled: bool,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`clock`: the seconds `delay_s` is counted in (the world's own time where it
+        runs faster or slower than the wall clock)."""
         self.node = node
+        self.clock = clock
         self.trigger = EventTrigger(scenario.events)
         self.delay_s = delay_s
         self.enabled = enabled
@@ -32,10 +44,10 @@ class ScenarioReporter:
             situation = Situation(
                 text=event.situation, object=event.about, source="sim", confidence=1.0
             )
-            self.pending.append((time.monotonic() + self.delay_s, situation))
+            self.pending.append((self.clock() + self.delay_s, situation))
 
     def publish_due(self) -> None:
-        now = time.monotonic()
+        now = self.clock()
         due = [s for t, s in self.pending if t <= now]
         self.pending = [(t, s) for t, s in self.pending if t > now]
         for situation in due:

@@ -179,6 +179,11 @@ class SkillRunner:
         PDDL action that puts an object somewhere need not have a step that grasps it."""
         if self.world.holding == name.strip().lower():
             return MotionResult.success(f"already holding {name}")
+        if self.world.holding is not None:  # opening the hand would drop it
+            return MotionResult.failure(
+                f"cannot pick up {name}: the hand holds {self.world.holding}, and the task "
+                "gives no step that puts it down first"
+            )
         call = self.skill_map.call_skill(FETCH_SKILL, [f"object={name}"])
         for primitive in call.skill.steps:
             if cancel.is_set():

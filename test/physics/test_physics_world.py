@@ -47,7 +47,9 @@ def kitchen(robot: RobotConfig, cup_friction: float = 1.0) -> tuple[PhysicsWorld
     ]
     layout = layout_for(dict(robot.base.locations), objects, robot.surfaces)
     world = PhysicsWorld(
-        model_xml(layout, robot.base.locations["counter"]), arm=robot.arm.poses["carry"]
+        model_xml(layout, robot.base.locations["counter"]),
+        arm=robot.arm.poses["carry"],
+        fingers=robot.gripper.open_position_m,
     )
     world.settle(0.3)
     return world, layout
@@ -201,7 +203,8 @@ def test_the_object_log_tells_lifted_from_left(robot: RobotConfig) -> None:
 def test_objects_stand_where_the_grasp_pose_reaches(robot: RobotConfig) -> None:
     """The first spot of a location is under the calibrated grasp pose's fingers."""
     world, _ = kitchen(robot)
-    move(world, robot.arm.poses["grasp"])
+    assert move(world, robot.arm.poses["pre_grasp"]) == SUCCESSFUL  # as a pick comes down
+    assert move(world, robot.arm.poses["grasp"]) == SUCCESSFUL
     tcp = world.site_position("tcp")
     cup = world.body_pose("cup_1")[0]
     assert np.linalg.norm(tcp[:2] - cup[:2]) < 0.005  # the pads clear a cup by 5 mm

@@ -250,3 +250,20 @@ def test_detection_is_checked_only_with_a_camera(robot: RobotConfig, skill_map: 
     )
     assert not outcome.ok and "no bottle seen" in outcome.message  # coke -> COCO bottle
     assert blind.calls[-1] == "detect bottle"
+
+
+def test_a_put_down_fetches_its_object_unless_held_and_never_drops_another(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    backend = Recorder()
+    runner = make(robot, skill_map, backend)
+    # place_plate with no grasp step before it: the plate is picked up first
+    assert runner.run("place_plate", ["plate_1", "table_1"], threading.Event()).ok
+    assert backend.calls[:2] == ["base cupboard", "gripper open"]
+    assert "gripper close grasp" in backend.calls and backend.calls.count("base table") == 1
+    backend.calls.clear()
+    assert runner.run("grasp_coke", ["coke_1"], threading.Event()).ok
+    backend.calls.clear()
+    outcome = runner.run("place_plate", ["plate_2", "table_1"], threading.Event())
+    assert not outcome.ok and "the hand holds coke_1" in outcome.message
+    assert backend.calls == [] and runner.world.holding == "coke_1"

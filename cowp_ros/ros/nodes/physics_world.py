@@ -139,6 +139,7 @@ class PhysicsWorldNode(Node):
             self.scenario,
             delay_s=params["perceive_delay_s"],
             enabled=params["scenario_events"],
+            clock=lambda: self.world.time,  # simulated seconds, whatever the pace
         )
         group = ReentrantCallbackGroup()
         self.stepping = SteppingThread(
@@ -162,7 +163,7 @@ class PhysicsWorldNode(Node):
         )  # fmt: skip
         self.create_subscription(Twist, "/cmd_vel", self.on_cmd_vel, 10, callback_group=group)
         self.create_subscription(PlanStep, CURRENT_STEP_TOPIC, self.events.on_step, 10)
-        self.create_timer(0.05, self.events.publish_due)
+        self.create_timer(0.01, self.events.publish_due)
         self.camera = None
         if params["camera_rate_hz"] > 0:
             from cowp_ros.ros.physics_camera import WristCameraPublisher
