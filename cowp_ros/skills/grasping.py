@@ -24,6 +24,8 @@ from cowp_ros.skills.interfaces import ObjectPose, Pose2D
 from cowp_ros.skills.object_shapes import Form, shape_of
 
 STAGES = ("approach", "reach", "lift")
+# An object leaning further than this from upright is not taken from above.
+MAX_TILT_RAD = 0.35
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ def grasp_joints(
     CowpError when the arm cannot reach it (named with the distance in the arm's frame)."""
     if stage not in STAGES:
         raise CowpError(f"unknown grasp stage '{stage}' (one of {', '.join(STAGES)})")
+    if obj.tilt > MAX_TILT_RAD:
+        raise CowpError(
+            f"the {kind} is not upright (leaning {math.degrees(obj.tilt):.0f} degrees): a "
+            "top-down grasp cannot take it"
+        )
     point, closing = grasp_point(kind, obj)
     if stage != "reach":
         point = point + np.array([0.0, 0.0, geometry.clearance_m])

@@ -73,6 +73,7 @@ class ObjectPose:
     y: float
     z: float
     yaw: float
+    tilt: float = 0.0  # how far its z axis leans from the vertical (rad): fallen over?
 
 
 class BaseBackend(Protocol):

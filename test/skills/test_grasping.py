@@ -187,3 +187,12 @@ def test_arm_geometry_agrees_with_the_physics_robot(robot: RobotConfig) -> None:
         (ARM_MOUNT[0], ARM_MOUNT[1], WHEEL_RADIUS + ARM_MOUNT[2])
     )
     assert robot.gripper.tcp_from_tool0_m == pytest.approx(TCP_FROM_TOOL0)
+
+
+def test_a_fallen_object_is_not_grasped_from_above(robot: RobotConfig) -> None:
+    lying = ObjectPose(0.8, 0.13, robot.surfaces.height, 0.0, tilt=math.pi / 2)
+    with pytest.raises(CowpError, match=r"not upright \(leaning 90 degrees\)"):
+        grasp_joints(
+            "bottle", lying, Pose2D(0.0, 0.0, 0.0), arm_geometry(robot),
+            robot.arm.poses["grasp"], "reach",
+        )  # fmt: skip

@@ -168,9 +168,11 @@ class ArrivalCheck:
     base.cmd_vel_topic (a holonomic base) while reading TF, then judges again.
     """
 
-    MAX_SPEED_M_S = 0.15
-    MAX_TURN_RAD_S = 0.4
-    GAIN = 1.5
+    # Slow and gentle: the command is renewed every 50 ms of wall time, and a base in a
+    # world that runs faster than the wall clock (a simulation) must not overshoot.
+    MAX_SPEED_M_S = 0.1
+    MAX_TURN_RAD_S = 0.3
+    GAIN = 1.0
     # The correction aims well inside the tolerance, so the arm works from a pose that
     # is as near the calibrated one as the base can hold.
     AIM_FRACTION = 0.2

@@ -141,6 +141,7 @@ class TfPoses:
         if found is None or time.monotonic() - found[1] > OBJECT_FRESH_S:
             return None
         matrix, _ = found
+        tilt = math.acos(max(-1.0, min(1.0, float(matrix[2, 2]))))
         return ObjectPose(
-            float(matrix[0, 3]), float(matrix[1, 3]), float(matrix[2, 3]), _yaw(matrix)
+            float(matrix[0, 3]), float(matrix[1, 3]), float(matrix[2, 3]), _yaw(matrix), tilt
         )
