@@ -106,7 +106,7 @@ def spot_position(config: SurfaceConfig, index: int, pose: Pose2D) -> tuple[floa
 
 
 # Locations where nothing stands on a surface: the robot only drives there.
-OPEN_LOCATIONS = frozenset({"charging_dock", "dining_area"})
+OPEN_LOCATIONS = frozenset({"charging_dock", "dining_area", "outlet", "sofa", "chair"})
 # Fixtures the robot opens by a handle (skills.yaml's open skill): a sliding front.
 OPENABLE = frozenset({"cupboard", "drawer", "fridge", "oven", "microwave", "dishwasher"})
 # The sliding front: how far it opens, the handle block's height, the bar on top.

@@ -33,7 +33,7 @@ class Shape:
     height: float
     mass: float
     length: float = 0.0  # BAR: along the object's x
-    wall: float = 0.008  # DISH: rim thickness
+    wall: float = 0.01  # DISH: rim thickness
 
     def grasp_point(self) -> tuple[float, float, float]:
         """Where the grasp point (between the fingertip pads) goes, in the object frame."""
