@@ -7,6 +7,7 @@ import argparse
 from cowp_ros.cli._arguments import positive_seconds
 from cowp_ros.cli._tasks import add_adhoc_arguments, add_tasks_argument, task_from_args
 from cowp_ros.planning import PLANNER_NAMES, make_planner
+from cowp_ros.planning.factory import DEFAULT_PLANNER
 from cowp_ros.tasks import describe_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
@@ -15,8 +16,9 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by `plan` and `run`: which planner, how many objects present."""
     parser.add_argument(
         "--planner",
-        default="pyperplan",
-        help=f"planner: {', '.join(PLANNER_NAMES)} (alias fd); default pyperplan",
+        default=DEFAULT_PLANNER,
+        help=f"planner: {', '.join(PLANNER_NAMES)} (alias fd); default {DEFAULT_PLANNER}: "
+        "Fast Downward where it is installed, else pyperplan",
     )
     parser.add_argument(
         "--objects",
@@ -51,8 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    spec, _ = task_from_args(args)
-    task = spec.build_problem(args.objects, seed=args.seed)
+    spec, loaded = task_from_args(args)
+    task = spec.build_problem(args.objects, seed=args.seed, task=loaded)
     planner = make_planner(args.planner)
     result = planner.solve(task, args.timeout)
     phrases = ActionPhrases(spec.phrases)

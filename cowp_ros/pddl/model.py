@@ -7,7 +7,10 @@ task a planner is running on underneath it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -97,8 +100,25 @@ class PlanningTask:
 
     @classmethod
     def load(cls, domain_path: Path | str, problem_path: Path | str) -> PlanningTask:
-        """Parse a domain and a problem file; a failure names the file and the reason."""
+        """Parse a domain and a problem file; a failure names the file and the reason.
+
+        A file pair read before and unchanged since (the same inode, size and
+        modification time) is not parsed again: a command that loads its task to check
+        it and then to plan pays once (the task is immutable).
+        """
         domain_path, problem_path = Path(domain_path), Path(problem_path)
+        key = (_identity(domain_path), _identity(problem_path))
+        if key[0] is not None and key[1] is not None and key in _loaded:
+            return _loaded[key]
+        task = cls._load(domain_path, problem_path)
+        if key[0] is not None and key[1] is not None:
+            if len(_loaded) >= _LOADED_KEPT:
+                _loaded.pop(next(iter(_loaded)))
+            _loaded[key] = task
+        return task
+
+    @classmethod
+    def _load(cls, domain_path: Path, problem_path: Path) -> PlanningTask:
         domain_text = _read(domain_path)
         problem_text = _read(problem_path)
         domain, hidden = _parse_domain(domain_text, str(domain_path))
@@ -351,6 +371,20 @@ def _without(section: str, hidden: frozenset[str]) -> str:
     return f"(:requirements {' '.join(kept)})" if kept else ""
 
 
+_LOADED_KEPT = 16
+_loaded: dict[tuple[tuple[int, ...] | None, tuple[int, ...] | None], PlanningTask] = {}
+"""Tasks read from files, by the files' identity (`PlanningTask.load`)."""
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """What tells a file from its later versions: device, inode, mode, size, mtime."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns)
+
+
 def _read(path: Path) -> str:
     """A PDDL file's text: a regular file (not a pipe or device) of at most
     `MAX_PDDL_BYTES`, in UTF-8."""
@@ -388,16 +422,28 @@ def _check_nesting(text: str, source: str) -> None:
 
 
 @cache
-def _grammar(start: str) -> Lark:
-    """The `pddl` library's own grammar, compiled once per start symbol.
+def _grammar() -> Lark:
+    """The `pddl` library's own grammar, compiled once, for both start symbols.
 
     `pddl.parser.DomainParser()` compiles its LALR tables on every construction (about
     0.25 s here), and reusing one instance would carry its transformer's state from one
     file into the next. So the tables are built once and each parse gets a fresh
     transformer from the library: the same grammar and the same result, in milliseconds.
+    lark keeps the tables in a file of this user's cache (`$COWP_CACHE_DIR`), checked
+    against a hash of the grammar when read, so that a command started to plan once
+    (`cowp plan`) does not pay 0.13 s a start symbol for them; an unwritable cache
+    folder only costs that time. (Not lark's default, the shared temporary folder: the
+    file is a pickle, and another user could put one there.)
     """
+    folder = Path(os.environ.get("COWP_CACHE_DIR", Path.home() / ".cache" / "cowp_ros"))
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
     return Lark(
-        GRAMMAR_FILE.read_text(), parser="lalr", import_paths=[PARSERS_DIRECTORY], start=start
+        GRAMMAR_FILE.read_text(),
+        parser="lalr",
+        import_paths=[PARSERS_DIRECTORY],
+        start=["domain", "problem"],
+        cache=str(folder / f"pddl_grammar_py{sys.version_info[0]}{sys.version_info[1]}.lark"),
     )
 
 
@@ -417,7 +463,7 @@ class _DomainReader(DomainTransformer):
 def _parse_with(
     start: str, transformer: type[DomainTransformer | ProblemTransformer], text: str
 ) -> Any:
-    tree = _grammar(start).parse(text)
+    tree = _grammar().parse(text, start=start)
     try:
         return transformer().transform(tree)
     except VisitError as err:  # the library's own error, raised inside a rule
