@@ -21,6 +21,7 @@ from cowp_ros.cowp.loop_events import (
     Chose,
     Completed,
     ConstantMade,
+    EditSkipped,
     FactAdded,
     GaveUp,
     Learned,
@@ -137,6 +138,12 @@ def _change_entry(event: LoopEvent) -> Entry:
                 EventKind.PDDL_CHANGE,
                 f"added precondition {literal} to {action}",
                 {"change": "add_precondition", "action": action, "literal": str(literal)},
+            )
+        case EditSkipped(action, change, reason):
+            return (
+                EventKind.PDDL_CHANGE,
+                f"could not {change.replace('_', ' ')} to {action}: {reason}; going on without it",
+                {"change": change, "action": action, "skipped": reason},
             )
         case RoleAsked(candidate, question):
             return (

@@ -87,6 +87,8 @@ def construct_name(part: Any) -> str:
         (Increase, "increase (an action cost)"),
         (Not, "not of a formula"),
     ]
+    if isinstance(part, Not) and isinstance(part.argument, EqualTo):
+        return "inequality (not (= ...))"
     for kind, name in names:
         if isinstance(part, kind):
             return name

@@ -66,8 +66,9 @@ def negated_predicates(task: PlanningTask) -> set[str]:
 def check_strips(task: PlanningTask, planner: str = "pyperplan") -> None:
     """Refuse, naming the construct and the action, a task that is not STRIPS with
     negative literals and action costs (what `strips_copy` can hand a STRIPS planner)."""
-    parts = [(f"action {a.name!r} precondition", a.precondition) for a in task.domain.actions]
-    parts += [(f"action {a.name!r} effect", a.effect) for a in task.domain.actions]
+    actions = sorted(task.domain.actions, key=lambda a: str(a.name))  # a set: name order
+    parts = [(f"action {a.name!r} precondition", a.precondition) for a in actions]
+    parts += [(f"action {a.name!r} effect", a.effect) for a in actions]
     parts.append(("the goal", task.problem.goal))
     for where, formula in parts:
         try:
