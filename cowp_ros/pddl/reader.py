@@ -14,7 +14,9 @@ keeping every line where it was so that its errors still point at the user's lin
 - the `:types` list is rewritten with one parent per type (a second parent that is
   an ancestor of the first adds nothing), `object` itself not declared as a type;
 - requirements the text uses but does not declare are added for the library and
-  remembered as `hidden`, so that the PDDL we write back declares what the user wrote.
+  remembered as `hidden`, so that the PDDL we write back declares what the user wrote;
+  `:numeric-fluents` (or `:fluents`) declared for action costs alone is hidden too,
+  since Fast Downward refuses the declaration (IPC's cave-diving has it).
 """
 
 from __future__ import annotations
@@ -255,6 +257,9 @@ def _add_requirements(text: str, toks: list[Token]) -> Normalized:
         )
     first, last = span
     declared = {t.text for t in toks[first + 2 : last]}
+    # Fast Downward refuses these two; the text uses numbers for action costs alone
+    # (anything else is refused above), so the planner is handed the domain without them
+    fluents = declared & {":numeric-fluents", ":fluents"}
     if ":adl" in declared:
         declared |= {":strips", ":typing", *IMPLIED}
     if ":fluents" in declared:
@@ -263,8 +268,9 @@ def _add_requirements(text: str, toks: list[Token]) -> Normalized:
         declared |= {":existential-preconditions", ":universal-preconditions"}
     missing = [r for r in needed if r not in declared]
     if not missing:
-        return Normalized(text)
+        return Normalized(text, frozenset(fluents))
     insert_at = toks[last].start
     return Normalized(
-        text[:insert_at] + " " + " ".join(missing) + text[insert_at:], frozenset(missing)
+        text[:insert_at] + " " + " ".join(missing) + text[insert_at:],
+        frozenset(missing) | fluents,
     )
