@@ -27,6 +27,7 @@ Two suites:
         --json benchmarks/results/ipc/downward.json
     .venv/bin/python benchmarks/bench_ipc.py --json benchmarks/results/ipc/pddl_package.json
     .venv/bin/python benchmarks/bench_ipc.py --planner pyperplan     # the other planner
+    .venv/bin/python benchmarks/bench_ipc.py --smoke        # CI: one plan, one refusal
 """
 
 from __future__ import annotations
@@ -196,7 +197,13 @@ def main() -> int:
         "one run's time holds other people's load)",
     )
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI: two problems of the pddl package, once each"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.suite, args.repeat, args.timeout = "pddl-package", 1, 30.0
+        args.domains = args.domains or "childsnack,block-grouping"
     if args.suite == "downward":
         if args.root is None:
             parser.error("--suite downward needs --root (a checkout of downward-benchmarks)")

@@ -110,6 +110,11 @@ def entry(event: LoopEvent) -> Entry:
             return _change_entry(event)
 
 
+_SKIPPED = {
+    "add_action_variant": "copy {action} for the stand-in",
+    "add_precondition": "add the situation's precondition to {action}",
+}
+
 _HOW = {
     "rules": "by rule",
     "model": "by the model",
@@ -140,9 +145,10 @@ def _change_entry(event: LoopEvent) -> Entry:
                 {"change": "add_precondition", "action": action, "literal": str(literal)},
             )
         case EditSkipped(action, change, reason):
+            what = _SKIPPED.get(change, change.replace("_", " ")).format(action=action)
             return (
                 EventKind.PDDL_CHANGE,
-                f"could not {change.replace('_', ' ')} to {action}: {reason}; going on without it",
+                f"could not {what}: {reason}; going on without it",
                 {"change": change, "action": action, "skipped": reason},
             )
         case RoleAsked(candidate, question):
