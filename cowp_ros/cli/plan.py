@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from cowp_ros.cli._arguments import positive_seconds
+from cowp_ros.cli._arguments import list_tasks_in_help, positive_seconds
 from cowp_ros.cli._tasks import add_adhoc_arguments, add_tasks_argument, task_from_args
 from cowp_ros.planning import PLANNER_NAMES, make_planner
 from cowp_ros.planning.factory import DEFAULT_PLANNER
-from cowp_ros.tasks import describe_tasks
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
@@ -43,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plan",
         help="make the closed-world plan for a task",
         description="Make the closed-world plan for a task and print it.",
-        epilog=describe_tasks(),
     )
+    list_tasks_in_help(parser)
     parser.add_argument("task", nargs="?", help="task name, alias or dataset id (e.g. fill_cup, 4)")
     add_tasks_argument(parser)
     add_adhoc_arguments(parser)
