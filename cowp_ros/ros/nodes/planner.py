@@ -69,7 +69,8 @@ PARAMETERS = (
     Param(
         "max_ground_actions",
         MAX_GROUND_ACTIONS,
-        "ground actions a request's task may have (counted before planning); more is refused",
+        "reachable ground actions a request's task may have (counted before planning, "
+        "relaxed); more is refused",
         at_least(1),
     ),
 )
