@@ -173,7 +173,9 @@ def run_cowp(domain: Path, problem: Path, timeout_s: float, planner: str | None)
     lines = done.stdout.splitlines()
     if done.returncode == 0:
         steps = sum(1 for line in lines if line.startswith("  ") and line.strip()[:1].isdigit())
-        return Run(True, seconds, steps)
+        said = next((line for line in lines if line.startswith("plan by")), "")
+        cost = said.split(", cost ")[1].split(")")[0] if ", cost " in said else ""
+        return Run(True, seconds, steps, int(cost) if cost.isdigit() else None)
     said = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
     first = next((i for i, line in enumerate(said) if "error:" in line or "no plan" in line), 0)
     reason = " / ".join(said[first : first + 6])
@@ -222,7 +224,9 @@ def main() -> int:
         ratio = cowp.seconds / fd.seconds if fd.planned and cowp.planned else None
         label = f"{name}/{problem.name}"
         if cowp.planned:
-            outcome = f"planned ({cowp.steps} steps; FD {fd.steps}"
+            outcome = f"planned ({cowp.steps} steps"
+            outcome += f", cost {cowp.cost}" if cowp.cost is not None else ""
+            outcome += f"; FD {fd.steps}"
             outcome += f", cost {fd.cost})" if fd.cost is not None else ")"
             if not fd.planned:
                 outcome += f"; FD did not: {fd.reason}"

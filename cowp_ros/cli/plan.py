@@ -61,7 +61,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if not result.found:
         print(f"no plan ({result.status.value}): {result.detail}")
         return 1
-    print(f"plan by {result.planner} in {result.seconds:.2f} s:")
+    cost = f", cost {result.extra['cost']}" if "cost" in result.extra else ""
+    print(f"plan by {result.planner} in {result.seconds:.2f} s ({len(result.steps)} steps{cost}):")
     for number, step in enumerate(result.steps, 1):
         print(f"  {number:2d}. {phrases.describe(step, task):<50s} {step}")
     return 0

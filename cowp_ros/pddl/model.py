@@ -102,28 +102,24 @@ class PlanningTask:
     def load(cls, domain_path: Path | str, problem_path: Path | str) -> PlanningTask:
         """Parse a domain and a problem file; a failure names the file and the reason.
 
-        A file pair read before and unchanged since (the same inode, size and
-        modification time) is not parsed again: a command that loads its task to check
-        it and then to plan pays once (the task is immutable).
+        Texts parsed before (the same paths holding the same text) are not parsed
+        again: a command that loads its task to check it and then to plan pays once
+        (the task is immutable). The files are read each time, so an edited file is
+        never answered from the cache, however fast it was rewritten.
         """
         domain_path, problem_path = Path(domain_path), Path(problem_path)
-        key = (_identity(domain_path), _identity(problem_path))
-        if key[0] is not None and key[1] is not None and key in _loaded:
-            return _loaded[key]
-        task = cls._load(domain_path, problem_path)
-        if key[0] is not None and key[1] is not None:
-            if len(_loaded) >= _LOADED_KEPT:
-                _loaded.pop(next(iter(_loaded)))
-            _loaded[key] = task
-        return task
-
-    @classmethod
-    def _load(cls, domain_path: Path, problem_path: Path) -> PlanningTask:
         domain_text = _read(domain_path)
         problem_text = _read(problem_path)
+        key = (str(domain_path), str(problem_path), domain_text, problem_text)
+        if key in _loaded:
+            return _loaded[key]
         domain, hidden = _parse_domain(domain_text, str(domain_path))
         problem = _parse_problem(problem_text, str(problem_path))
-        return cls._joined(domain, problem, f"{domain_path} + {problem_path}", hidden)
+        task = cls._joined(domain, problem, f"{domain_path} + {problem_path}", hidden)
+        if len(_loaded) >= _LOADED_KEPT:
+            _loaded.pop(next(iter(_loaded)))
+        _loaded[key] = task
+        return task
 
     @classmethod
     def from_text(cls, domain_text: str, problem_text: str, source: str = "<text>") -> PlanningTask:
@@ -372,17 +368,9 @@ def _without(section: str, hidden: frozenset[str]) -> str:
 
 
 _LOADED_KEPT = 16
-_loaded: dict[tuple[tuple[int, ...] | None, tuple[int, ...] | None], PlanningTask] = {}
-"""Tasks read from files, by the files' identity (`PlanningTask.load`)."""
-
-
-def _identity(path: Path) -> tuple[int, ...] | None:
-    """What tells a file from its later versions: device, inode, mode, size, mtime."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns)
+_loaded: dict[tuple[str, str, str, str], PlanningTask] = {}
+"""Tasks read from files, by their paths and texts (`PlanningTask.load`); at most
+16 kept, the oldest forgotten first."""
 
 
 def _read(path: Path) -> str:
