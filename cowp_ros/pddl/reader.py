@@ -131,8 +131,9 @@ def _refuse_unsupported(toks: list[Token], source: str) -> None:
         if tok.text == "increase" and after_paren:
             target = [t.text for t in toks[index + 1 : index + 4]]
             if target != ["(", "total-cost", ")"]:
+                shown = " ".join(target).replace("( ", "(").replace(" )", ")")
                 raise PddlSyntaxError(
-                    f"{source}, line {tok.line}: (increase {' '.join(target)} ...) changes "
+                    f"{source}, line {tok.line}: (increase {shown} ...) changes "
                     "a numeric fluent other than (total-cost), which this project does not "
                     "plan with",
                     hint="action costs are (increase (total-cost) N) or "

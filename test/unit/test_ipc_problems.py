@@ -84,7 +84,7 @@ def test_derived_predicates_plan_with_fast_downward() -> None:
     ("folder", "said"),
     [
         ("block-grouping", "line 34: (<= ...) is numeric conditions"),
-        ("depots-numeric-automatic", "line 27: (increase ( fuel-cost ) ...) changes a numeric"),
+        ("depots-numeric-automatic", "line 27: (increase (fuel-cost) ...) changes a numeric"),
         ("drone", "line 41: (>= ...) is numeric conditions"),
     ],
 )
