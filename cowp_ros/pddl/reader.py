@@ -107,7 +107,7 @@ def normalize_domain(text: str, source: str) -> Normalized:
     _refuse_unsupported(toks, source)
     clean = _rewrite_types(clean, toks, source)
     toks = list(tokens(clean))
-    return _add_requirements(clean, toks)
+    return _add_requirements(clean, toks, source)
 
 
 def normalize_problem(text: str, source: str) -> str:
@@ -141,7 +141,7 @@ def _refuse_unsupported(toks: list[Token], source: str) -> None:
                 )
 
 
-def _section(toks: list[Token], keyword: str) -> tuple[int, int] | None:
+def _section(toks: list[Token], keyword: str, source: str) -> tuple[int, int] | None:
     """Token indices of `(` and its `)` for the section opened by `( keyword`."""
     for index, tok in enumerate(toks[:-1]):
         if tok.text == "(" and toks[index + 1].text == keyword:
@@ -150,12 +150,15 @@ def _section(toks: list[Token], keyword: str) -> tuple[int, int] | None:
                 depth += {"(": 1, ")": -1}.get(toks[end].text, 0)
                 if depth == 0:
                     return index, end
-            raise PddlSyntaxError(f"line {tok.line}: ({keyword} ...) is never closed")
+            raise PddlSyntaxError(
+                f"{source}, line {tok.line}: ({keyword} ...) is never closed",
+                hint="a parenthesis is missing at the end of the section or of the file",
+            )
     return None
 
 
 def _rewrite_types(text: str, toks: list[Token], source: str) -> str:
-    span = _section(toks, ":types")
+    span = _section(toks, ":types", source)
     if span is None:
         return text
     first, last = span
@@ -240,14 +243,14 @@ def _one_parent(name: str, parents: dict[str, list[tuple[str, int]]], source: st
     )
 
 
-def _add_requirements(text: str, toks: list[Token]) -> Normalized:
+def _add_requirements(text: str, toks: list[Token], source: str) -> Normalized:
     words = {t.text for t in toks}
     needed = list(IMPLIED)
     if ":functions" in words or "total-cost" in words:
         needed += [":action-costs", ":numeric-fluents"]
-    span = _section(toks, ":requirements")
+    span = _section(toks, ":requirements", source)
     if span is None:
-        domain_name = _section(toks, "domain")
+        domain_name = _section(toks, "domain", source)
         if domain_name is None:
             return Normalized(text)
         insert_at = toks[domain_name[1]].start + 1

@@ -108,6 +108,9 @@ def test_what_cannot_be_handled_is_named_with_its_line() -> None:
     durative = "(define (domain d)\n (:requirements :durative-actions)\n (:durative-action a))"
     with pytest.raises(PddlLoadError, match=r"line 3: \(:durative-action"):
         PlanningTask.from_text(durative, PROBLEM, "user")
+    cut = "(define (domain d) (:requirements :typing)\n (:types a b"
+    with pytest.raises(PddlLoadError, match=r"line 2: \(:types ...\) is never closed"):
+        PlanningTask.from_text(cut, PROBLEM, "user")
     two_lines = "(define (domain d) (:requirements :typing)\n (:types a b - object\n c - a c - b))"
     with pytest.raises(PddlLoadError, match=r"lines 3, 3: type 'c' has the unrelated parents a, b"):
         PlanningTask.from_text(two_lines, PROBLEM, "user")
