@@ -173,8 +173,8 @@ def run_cowp(domain: Path, problem: Path, timeout_s: float, planner: str | None)
     lines = done.stdout.splitlines()
     if done.returncode == 0:
         steps = sum(1 for line in lines if line.startswith("  ") and line.strip()[:1].isdigit())
-        said = next((line for line in lines if line.startswith("plan by")), "")
-        cost = said.split(", cost ")[1].split(")")[0] if ", cost " in said else ""
+        header = next((line for line in lines if line.startswith("plan by")), "")
+        cost = header.split(", cost ")[1].split(")")[0] if ", cost " in header else ""
         return Run(True, seconds, steps, int(cost) if cost.isdigit() else None)
     said = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
     first = next((i for i, line in enumerate(said) if "error:" in line or "no plan" in line), 0)
