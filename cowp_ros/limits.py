@@ -22,10 +22,11 @@ MAX_PDDL_BYTES = 128 * 1024
 is linear in the text, about 14 s a megabyte of actions on a busy two-core machine
 (1.8 s for 128 KB), so a 2 MB domain would hold a planner for half a minute."""
 MAX_GROUND_ACTIONS = 200_000
-"""Ground actions a task may have before the planner grounds it: the sum, over the
-actions, of the product of the number of objects each parameter may take. The shipped
-tasks have at most 1,514 (with the benchmark's 86-object houses), a hundred times
-less; an action of 6 parameters over 30 objects has 729 million."""
+"""Reachable ground actions a task may have (the relaxed problem's, counted as
+`planning.budget` says, as Fast Downward's translator grounds them). The shipped tasks
+have at most 1,514 (with the benchmark's 86-object houses), the first problems of the
+IPC domains in benchmarks/bench_ipc.py a few hundred to 32,768; an action of 6
+parameters over 30 objects, all reachable, has 729 million."""
 PLANNER_MEMORY_MB = 1536
 """The address space each planner process may use (RLIMIT_AS): a search that needs
 more ends with an error that says so, instead of growing until the OOM killer picks a

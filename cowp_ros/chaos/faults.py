@@ -543,8 +543,9 @@ def interrupted_plan(ctx: FaultContext) -> Scenario:
     registry = write_slow_registry(ctx.folder.parent / f"{ctx.folder.name}-slow")
     sig = ctx.pick([signal.SIGINT, signal.SIGTERM])
     planner = ctx.pick(["pyperplan", "fast_downward"])
-    # the planner's own script: `cowp plan ... --planner fast_downward` holds "downward" too
-    marker = "pyperplan_worker.py" if planner == "pyperplan" else "fast-downward.py"
+    # the planner's own process: `cowp plan ... --planner fast_downward` holds "downward"
+    # too; Fast Downward's guard names its translator for the whole translate-and-search
+    marker = "pyperplan_worker.py" if planner == "pyperplan" else "fast_downward.translate"
     return Scenario(
         args=["plan", SLOW_TASK, "--planner", planner, "--timeout", "300"],
         env={"COWP_PDDL_DIR": str(registry)},

@@ -15,10 +15,10 @@ cannot be read that way imports them all.
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import importlib
 import pkgutil
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -76,25 +76,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+_ADD_PARSER = re.compile(r"""subparsers\.add_parser\(\s*["']([^"']+)["']""")
+
+
 def commands_in(source: Path) -> frozenset[str]:
     """The commands a subcommand module adds, read from its source without importing it:
-    the names in its `subparsers.add_parser("name", ...)` calls (none when unreadable)."""
+    the names in its `subparsers.add_parser("name", ...)` calls (none when unreadable).
+    A pattern, not a parse: parsing every module's source cost each command 60 ms."""
     try:
-        tree = ast.parse(source.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, ValueError):
+        text = source.read_text(encoding="utf-8")
+    except (OSError, ValueError):
         return frozenset()
-    return frozenset(
-        node.args[0].value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "add_parser"
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "subparsers"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-        and isinstance(node.args[0].value, str)
-    )
+    return frozenset(_ADD_PARSER.findall(text))
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -26,3 +26,17 @@ def positive_seconds(text: str) -> float:
     if value > MAX_SECONDS:
         raise argparse.ArgumentTypeError(f"{text!r}: at most {MAX_SECONDS:.0f} seconds (a week)")
     return value
+
+
+def list_tasks_in_help(parser: argparse.ArgumentParser) -> None:
+    """End `parser`'s help with the tasks it can run, read only when help is shown:
+    reading the registry (tasks.yaml) costs every `cowp plan` 30 ms otherwise."""
+    from cowp_ros.tasks import describe_tasks
+
+    shown = parser.format_help
+
+    def format_help() -> str:
+        parser.epilog = describe_tasks()
+        return shown()
+
+    setattr(parser, "format_help", format_help)  # noqa: B010 - an instance's own help

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from cowp_ros.cli._arguments import positive_seconds
+from cowp_ros.cli._arguments import list_tasks_in_help, positive_seconds
 from cowp_ros.cli._tasks import add_adhoc_arguments, add_tasks_argument, task_from_args
 from cowp_ros.planning import PLANNER_NAMES, make_planner
-from cowp_ros.tasks import describe_tasks
+from cowp_ros.planning.factory import DEFAULT_PLANNER
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
@@ -15,8 +15,9 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by `plan` and `run`: which planner, how many objects present."""
     parser.add_argument(
         "--planner",
-        default="pyperplan",
-        help=f"planner: {', '.join(PLANNER_NAMES)} (alias fd); default pyperplan",
+        default=DEFAULT_PLANNER,
+        help=f"planner: {', '.join(PLANNER_NAMES)} (alias fd); default {DEFAULT_PLANNER}: "
+        "Fast Downward where it is installed, else pyperplan",
     )
     parser.add_argument(
         "--objects",
@@ -41,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plan",
         help="make the closed-world plan for a task",
         description="Make the closed-world plan for a task and print it.",
-        epilog=describe_tasks(),
     )
+    list_tasks_in_help(parser)
     parser.add_argument("task", nargs="?", help="task name, alias or dataset id (e.g. fill_cup, 4)")
     add_tasks_argument(parser)
     add_adhoc_arguments(parser)
@@ -51,8 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    spec, _ = task_from_args(args)
-    task = spec.build_problem(args.objects, seed=args.seed)
+    spec, loaded = task_from_args(args)
+    task = spec.build_problem(args.objects, seed=args.seed, task=loaded)
     planner = make_planner(args.planner)
     result = planner.solve(task, args.timeout)
     phrases = ActionPhrases(spec.phrases)
@@ -60,7 +61,8 @@ def run_plan(args: argparse.Namespace) -> int:
     if not result.found:
         print(f"no plan ({result.status.value}): {result.detail}")
         return 1
-    print(f"plan by {result.planner} in {result.seconds:.2f} s:")
+    cost = f", cost {result.extra['cost']}" if "cost" in result.extra else ""
+    print(f"plan by {result.planner} in {result.seconds:.2f} s ({len(result.steps)} steps{cost}):")
     for number, step in enumerate(result.steps, 1):
         print(f"  {number:2d}. {phrases.describe(step, task):<50s} {step}")
     return 0

@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.cli._arguments import list_tasks_in_help
 from cowp_ros.cli._tasks import (
     add_adhoc_arguments,
     add_tasks_argument,
@@ -63,7 +64,7 @@ from cowp_ros.methods.registry import (
 )
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.safe_text import clean, situation_text
-from cowp_ros.tasks import TaskSpec, describe_tasks
+from cowp_ros.tasks import TaskSpec
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
@@ -73,8 +74,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run a task under open-world planning with situations",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=describe_tasks(),
     )
+    list_tasks_in_help(parser)
     parser.add_argument("task", nargs="?", help="task name, alias or dataset id (e.g. fill_cup, 4)")
     add_tasks_argument(parser)
     add_adhoc_arguments(parser)

@@ -22,6 +22,7 @@ __all__ = [
     "Chose",
     "Completed",
     "ConstantMade",
+    "EditSkipped",
     "FactAdded",
     "GaveUp",
     "Learned",
@@ -187,6 +188,16 @@ class PreconditionAdded:
 
 
 @dataclass(frozen=True)
+class EditSkipped:
+    """An edit the domain cannot take (an action cost that names the role's object, a
+    type a predicate does not accept): the run goes on without it, and says why."""
+
+    action: str
+    change: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class RoleAsked:
     """One Knowledge Acquirer question about a candidate kind."""
 
@@ -255,6 +266,7 @@ LoopEvent = (
     | FactAdded
     | ConstantMade
     | PreconditionAdded
+    | EditSkipped
     | RoleAsked
     | Chose
     | VariantAdded

@@ -21,6 +21,7 @@ from cowp_ros.cowp.loop_events import (
     Chose,
     Completed,
     ConstantMade,
+    EditSkipped,
     FactAdded,
     GaveUp,
     Learned,
@@ -109,6 +110,11 @@ def entry(event: LoopEvent) -> Entry:
             return _change_entry(event)
 
 
+_SKIPPED = {
+    "add_action_variant": "copy {action} for the stand-in",
+    "add_precondition": "add the situation's precondition to {action}",
+}
+
 _HOW = {
     "rules": "by rule",
     "model": "by the model",
@@ -137,6 +143,13 @@ def _change_entry(event: LoopEvent) -> Entry:
                 EventKind.PDDL_CHANGE,
                 f"added precondition {literal} to {action}",
                 {"change": "add_precondition", "action": action, "literal": str(literal)},
+            )
+        case EditSkipped(action, change, reason):
+            what = _SKIPPED.get(change, change.replace("_", " ")).format(action=action)
+            return (
+                EventKind.PDDL_CHANGE,
+                f"could not {what}: {reason}; going on without it",
+                {"change": change, "action": action, "skipped": reason},
             )
         case RoleAsked(candidate, question):
             return (

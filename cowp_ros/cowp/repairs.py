@@ -7,7 +7,10 @@
   of the role gets a copy for that kind (`grasp_cup` -> `grasp_cup_as_mug`).
 
 Both edit through `pddl.edits`, tell each change as it is made (`loop_events`: the
-report records it), and return the validated task.
+report records it), and return the validated task. An edit the domain cannot take (a
+user's domain has more than literals: a copy whose action cost names the role's object
+has no cost for the new kind; a predicate that does not take the new kind) is told as
+`EditSkipped`, with the construct and the action, and the run goes on without it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable, Sequence
 from cowp_ros.cowp.answers import SituationFact
 from cowp_ros.cowp.loop_events import (
     ConstantMade,
+    EditSkipped,
     FactAdded,
     LoopEvent,
     PreconditionAdded,
@@ -51,7 +55,11 @@ def block_step(task: PlanningTask, step: PlanStep, fact: SituationFact, tell: Te
             task = edits.promote_to_constant(task, fact.subject)
             tell(ConstantMade(fact.subject, step.action))
         literal = Literal(fact.atom, positive=False)
-    task = edits.add_precondition(task, step.action, literal)
+    try:
+        task = edits.add_precondition(task, step.action, literal)
+    except edits.PddlEditError as err:
+        tell(EditSkipped(step.action, "add_precondition", err.message))
+        return task.validated()
     tell(PreconditionAdded(step.action, literal))
     return task.validated()
 
@@ -60,10 +68,15 @@ def add_stand_in(
     task: PlanningTask, actions: Sequence[str], role_type: str, new_type: str, tell: Tell
 ) -> tuple[PlanningTask, list[str]]:
     """`task` with a copy of each of `actions` in which `new_type` takes `role_type`'s
-    role, and the copies' names, in the order of `actions`."""
+    role, and the copies' names, in the order of `actions` (a copy the domain cannot
+    take is left out, and told)."""
     variants = []
     for action in actions:
-        task, variant = edits.add_action_variant(task, action, role_type, new_type)
+        try:
+            task, variant = edits.add_action_variant(task, action, role_type, new_type)
+        except edits.PddlEditError as err:
+            tell(EditSkipped(action, "add_action_variant", err.message))
+            continue
         variants.append(variant)
         tell(VariantAdded(action, variant, role_type, new_type))
     return task.validated(), variants

@@ -35,6 +35,7 @@ from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.pddl.formulas import literals_of
 from cowp_ros.pddl.model import atom_of
+from cowp_ros.pddl.negation import check_strips
 from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, Planner, PlannerError
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
 
@@ -77,8 +78,10 @@ def ground_actions(task: PlanningTask) -> list[GroundAction]:
 
     A predicate no action changes is static: a ground action needing a static atom the
     initial state lacks can never apply, so it is dropped here (that keeps
-    `lift_cover cover_1 bolt_3 bolt_9` out of every list the model reads).
+    `lift_cover cover_1 bolt_3 bolt_9` out of every list the model reads). A task
+    beyond STRIPS (quantifiers, conditional effects...) is refused by name.
     """
+    check_strips(task, planner="the llm_guided planner")
     changed = {
         atom_of(lit.predicate).predicate
         for action in task.domain.actions

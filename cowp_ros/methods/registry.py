@@ -244,7 +244,7 @@ def build_loop_on(
             description=description,
             phrases=phrases,
             ports=entry.reasoners(model, context),
-            planner=planner or make_planner("pyperplan"),
+            planner=planner or make_planner(),
             model_name=model.name,
             model=model,
             settings=settings or CowpSettings(),

@@ -22,14 +22,23 @@ from collections.abc import Collection, Sequence
 
 from pddl.action import Action
 from pddl.core import Domain, Problem
+from pddl.logic.functions import Increase
 from pddl.logic.predicates import Predicate
 from pddl.logic.terms import Constant, Term, Variable
 from pddl.requirements import Requirements
 
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl.formulas import PddlLiteral, conjunction, literals_of, substitute
+from cowp_ros.pddl.formulas import (
+    PddlLiteral,
+    conjunction,
+    conjuncts_of,
+    predicates_in,
+    substitute_formula,
+    top_literals,
+)
 from cowp_ros.pddl.identifiers import check_identifier
 from cowp_ros.pddl.model import ROOT_TYPE, Atom, Literal, PddlLoadError, PlanningTask, atom_of
+from cowp_ros.pddl.semantics import UnsupportedFormulaError, apply_effect
 
 VARIANT_MARK = "__"
 
@@ -65,8 +74,13 @@ def _rebuild(
     actions: Collection[Action] | None = None,
     objects: Collection[Constant] | None = None,
     init: Collection[Predicate] | None = None,
+    reveal: Collection[str] = (),
 ) -> PlanningTask:
-    """A new task with some parts replaced; the `pddl` constructors re-check types."""
+    """A new task with some parts replaced; the `pddl` constructors re-check types.
+
+    `reveal`: requirements the edit needs declared in the text it writes, also where
+    the reader had added them for the library alone (`PlanningTask.hidden_requirements`).
+    """
     old_domain, old_problem = task.domain, task.problem
     try:
         domain = Domain(
@@ -76,6 +90,7 @@ def _rebuild(
             constants=constants if constants is not None else old_domain.constants,
             predicates=predicates if predicates is not None else old_domain.predicates,
             derived_predicates=old_domain.derived_predicates,
+            functions=old_domain.functions,
             actions=actions if actions is not None else old_domain.actions,
         )
         problem = Problem(
@@ -84,10 +99,12 @@ def _rebuild(
             objects=objects if objects is not None else old_problem.objects,
             init=init if init is not None else old_problem.init,
             goal=old_problem.goal,
+            metric=old_problem.metric,
         )
     except (ValueError, TypeError, AssertionError) as err:
         raise PddlEditError(f"the edit would make {task.domain.name!r} invalid: {err}") from err
-    return PlanningTask.build(domain, problem, task.source)
+    hidden = task.hidden_requirements - set(reveal)
+    return PlanningTask.build(domain, problem, task.source, hidden)
 
 
 def _check_object(task: PlanningTask, name: str) -> str:
@@ -155,12 +172,14 @@ def add_fact(task: PlanningTask, atom: Atom) -> PlanningTask:
 
 def remove_fact(task: PlanningTask, atom: Atom) -> PlanningTask:
     """Make `atom` false in the initial state."""
-    kept = [f for f in task.problem.init if atom_of(f) != atom]
+    kept = [f for f in task.problem.init if not isinstance(f, Predicate) or atom_of(f) != atom]
     return _rebuild(task, init=kept)
 
 
 def add_precondition(task: PlanningTask, action_name: str, literal: Literal) -> PlanningTask:
-    """Add `literal` to the precondition of `action_name`.
+    """Add `literal` to the precondition of `action_name`, beside whatever the action
+    already requires (a quantified, disjunctive or conditional part stays as it is,
+    one more conjunct beside it).
 
     Arguments are the action's parameters (`?c`) or domain constants. A negative literal
     adds the `:negative-preconditions` requirement; planners that lack it (pyperplan)
@@ -173,7 +192,8 @@ def add_precondition(task: PlanningTask, action_name: str, literal: Literal) -> 
     for arg in literal.atom.args:
         if arg in params:
             terms.append(params[arg])
-            types.append(next(iter(params[arg].type_tags), "object"))
+            tags = sorted(str(t) for t in params[arg].type_tags)
+            types.append(tags[0] if len(tags) == 1 else ROOT_TYPE)
         elif arg in task.constants:
             terms.append(Constant(arg))
             types.append(task.objects[arg])
@@ -186,8 +206,8 @@ def add_precondition(task: PlanningTask, action_name: str, literal: Literal) -> 
     _check_arg_types(task, literal.atom, types)
     action = task.action(action_name)
     new_literal = PddlLiteral(Predicate(literal.atom.predicate, *terms), literal.positive)
-    current = literals_of(action.precondition)
-    if any(str(c.to_formula()) == str(new_literal.to_formula()) for c in current):
+    current = conjuncts_of(action.precondition)
+    if any(str(c) == str(new_literal.to_formula()) for c in current):
         return task
     changed = Action(
         action.name,
@@ -199,14 +219,17 @@ def add_precondition(task: PlanningTask, action_name: str, literal: Literal) -> 
     if not literal.positive:
         requirements.add(Requirements.NEG_PRECONDITION)
     actions = [changed if a.name == action_name else a for a in task.domain.actions]
-    return _rebuild(task, requirements=requirements, actions=actions)
+    reveal = () if literal.positive else (":negative-preconditions",)
+    return _rebuild(task, requirements=requirements, actions=actions, reveal=reveal)
 
 
 def precondition_literals(task: PlanningTask, action_name: str) -> list[Literal]:
-    """The precondition of an action as `Literal`s (arguments as `?var` or constants)."""
+    """The literal conjuncts of an action's precondition as `Literal`s (arguments as
+    `?var` or constants); equality, quantified and disjunctive parts are not literals
+    and are left out (`semantics.holds` reads the whole precondition)."""
     return [
         Literal(atom_of(lit.predicate), lit.positive)
-        for lit in literals_of(task.action(action_name).precondition)
+        for lit in top_literals(task.action(action_name).precondition)
     ]
 
 
@@ -250,7 +273,7 @@ def keep_objects(task: PlanningTask, keep: Collection[str]) -> PlanningTask:
     if in_goal:
         raise PddlEditError(f"cannot drop {', '.join(sorted(in_goal))}: the goal needs them")
     objects = [o for o in task.problem.objects if o.name in keep]
-    init = [f for f in task.problem.init if not set(atom_of(f).args) & dropped]
+    init = [f for f in task.problem.init if not set(_names_in(f)) & dropped]
     return _rebuild(task, objects=objects, init=init)
 
 
@@ -264,7 +287,10 @@ def add_action_variant(
 
     This is how "a bowl can also be filled" enters the domain: `fill_cup__cup_as_bowl` has
     the same preconditions (including any the monitor added) and effects as `fill_cup`,
-    with the bowl in the cup's place. Returns the new task and the variant's name.
+    with the bowl in the cup's place, quantified and conditional parts copied whole.
+    An action cost that names the role's object (`(increase (total-cost) (distance
+    ?cup ?to))`) has no value for the new kind's objects: that copy cannot be made, and
+    the error says so. Returns the new task and the variant's name.
     """
     check_identifier(new_type, "type")
     if new_type not in task.types:
@@ -285,10 +311,17 @@ def add_action_variant(
             parameters.append(retyped)
         else:
             parameters.append(var)
-    precondition = [substitute(lit, mapping) for lit in literals_of(action.precondition)]
-    effect = [substitute(lit, mapping) for lit in literals_of(action.effect)]
-    for lit in (*precondition, *effect):
-        atom = atom_of(lit.predicate)
+    precondition = substitute_formula(action.precondition, mapping)
+    effect = substitute_formula(action.effect, mapping)
+    for part in conjuncts_of(action.effect):
+        if isinstance(part, Increase) and {str(v) for v in mapping} & _names_in(part):
+            raise PddlEditError(
+                f"cannot put a {new_type} in the {role_type}'s role in {action_name}: its "
+                f"action cost {part} names the {role_type}, and the problem gives no cost "
+                f"for a {new_type}"
+            )
+    for predicate in (*predicates_in(precondition), *predicates_in(effect)):
+        atom = atom_of(predicate)
         declared = task.predicates[atom.predicate]
         for arg, arg_type in zip(atom.args, declared, strict=True):
             if arg in mapping and not task.is_subtype(new_type, arg_type):
@@ -296,12 +329,7 @@ def add_action_variant(
                     f"cannot put a {new_type} in the {role_type}'s role in {action_name}: "
                     f"predicate {atom.predicate} takes a {arg_type}"
                 )
-    variant = Action(
-        name,
-        parameters=parameters,
-        precondition=conjunction(precondition),
-        effect=conjunction(effect),
-    )
+    variant = Action(name, parameters=parameters, precondition=precondition, effect=effect)
     return _rebuild(task, actions=[*task.domain.actions, variant]), name
 
 
@@ -311,8 +339,9 @@ def add_action_variant(
 def apply_action(task: PlanningTask, action_name: str, args: Sequence[str]) -> PlanningTask:
     """The task whose initial state is the state after executing one step.
 
-    Deletes are applied before adds, as PDDL says. Preconditions are not checked: the
-    robot reports what it did, and the state must follow what happened.
+    Deletes are applied before adds, as PDDL says, and a conditional effect's condition
+    is read in the state before the step (`semantics`). Preconditions are not checked:
+    the robot reports what it did, and the state must follow what happened.
     """
     action = task.action(action_name)
     if len(args) != len(action.parameters):
@@ -321,20 +350,28 @@ def apply_action(task: PlanningTask, action_name: str, args: Sequence[str]) -> P
         )
     for arg in args:
         _check_object(task, arg)
-    pairs = zip(action.parameters, args, strict=True)
-    mapping: dict[str, Term] = {str(v): Constant(a) for v, a in pairs}
-    effects = [substitute(lit, mapping) for lit in literals_of(action.effect)]
+    binding = {str(v): a for v, a in zip(action.parameters, args, strict=True)}
     state = set(task.init_atoms)
-    for lit in effects:
-        if not lit.positive:
-            state.discard(atom_of(lit.predicate))
-    for lit in effects:
-        if lit.positive:
-            state.add(atom_of(lit.predicate))
+    try:
+        apply_effect(task, action.effect, binding, state)
+    except UnsupportedFormulaError as err:
+        raise PddlEditError(f"cannot apply {action_name}: {err}") from err
     if state == set(task.init_atoms):
         return task
+    numeric = [f for f in task.problem.init if not isinstance(f, Predicate)]
     init = [Predicate(a.predicate, *(Constant(x) for x in a.args)) for a in sorted(state)]
-    return _rebuild(task, init=init)
+    return _rebuild(task, init=[*init, *numeric])
+
+
+def _names_in(formula: object) -> set[str]:
+    """The names (objects, `?variables`) a fact, cost or numeric fact mentions."""
+    found: set[str] = set()
+    terms = getattr(formula, "terms", None)
+    if terms is not None:
+        found.update(str(t) for t in terms)
+    for operand in getattr(formula, "operands", ()):
+        found |= _names_in(operand)
+    return found
 
 
 __all__ = [

@@ -7,6 +7,10 @@ task a planner is running on underneath it.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -27,7 +31,8 @@ from pddl.parser.problem import ProblemTransformer
 
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_PDDL_BYTES, LimitError, check_size, read_regular_file
-from cowp_ros.pddl.formulas import literals_of
+from cowp_ros.pddl.formulas import conjuncts_of
+from cowp_ros.pddl.reader import PddlSyntaxError, normalize_domain, normalize_problem
 
 ROOT_TYPE = "object"
 MAX_NESTING = 100
@@ -87,18 +92,34 @@ class PlanningTask:
     domain: Domain
     problem: Problem
     source: str = field(default="<memory>", compare=False)
+    hidden_requirements: frozenset[str] = field(default=frozenset(), compare=False)
+    """Requirements added for the `pddl` library alone (`reader.py`): the text we
+    write leaves them out, as the user's file did."""
 
     # ---- reading -------------------------------------------------------------------
 
     @classmethod
     def load(cls, domain_path: Path | str, problem_path: Path | str) -> PlanningTask:
-        """Parse a domain and a problem file; a failure names the file and the reason."""
+        """Parse a domain and a problem file; a failure names the file and the reason.
+
+        Texts parsed before (the same paths holding the same text) are not parsed
+        again: a command that loads its task to check it and then to plan pays once
+        (the task is immutable). The files are read each time, so an edited file is
+        never answered from the cache, however fast it was rewritten.
+        """
         domain_path, problem_path = Path(domain_path), Path(problem_path)
         domain_text = _read(domain_path)
         problem_text = _read(problem_path)
-        domain = _parse_domain(domain_text, str(domain_path))
+        key = (str(domain_path), str(problem_path), domain_text, problem_text)
+        if key in _loaded:
+            return _loaded[key]
+        domain, hidden = _parse_domain(domain_text, str(domain_path))
         problem = _parse_problem(problem_text, str(problem_path))
-        return cls._joined(domain, problem, f"{domain_path} + {problem_path}")
+        task = cls._joined(domain, problem, f"{domain_path} + {problem_path}", hidden)
+        if len(_loaded) >= _LOADED_KEPT:
+            _loaded.pop(next(iter(_loaded)))
+        _loaded[key] = task
+        return task
 
     @classmethod
     def from_text(cls, domain_text: str, problem_text: str, source: str = "<text>") -> PlanningTask:
@@ -109,37 +130,50 @@ class PlanningTask:
         """
         check_size(domain_text, MAX_PDDL_BYTES, f"the domain of {source}")
         check_size(problem_text, MAX_PDDL_BYTES, f"the problem of {source}")
-        domain = _parse_domain(domain_text, f"{source} (domain)")
+        domain, hidden = _parse_domain(domain_text, f"{source} (domain)")
         problem = _parse_problem(problem_text, f"{source} (problem)")
-        return cls._joined(domain, problem, source)
+        return cls._joined(domain, problem, source, hidden)
 
     @classmethod
-    def _joined(cls, domain: Domain, problem: Problem, source: str) -> PlanningTask:
+    def _joined(
+        cls, domain: Domain, problem: Problem, source: str, hidden: frozenset[str]
+    ) -> PlanningTask:
         if problem.domain_name != domain.name:
             raise PddlLoadError(
                 f"{source}: the problem is for domain {problem.domain_name!r}, not {domain.name!r}"
             )
-        return cls.build(domain, problem, source)
+        return cls.build(domain, problem, source, hidden)
 
     @classmethod
-    def build(cls, domain: Domain, problem: Problem, source: str) -> PlanningTask:
+    def build(
+        cls,
+        domain: Domain,
+        problem: Problem,
+        source: str,
+        hidden_requirements: frozenset[str] = frozenset(),
+    ) -> PlanningTask:
         """Check the problem against the domain (types, predicates) and hold them."""
         try:
             problem.check(domain)
         except _parse_errors() as err:
             raise PddlLoadError(f"{source}: the problem does not fit its domain: {err}") from err
-        task = cls(domain=domain, problem=problem, source=source)
-        task._check_literal_vocabulary()
-        return task
+        return cls(
+            domain=domain, problem=problem, source=source, hidden_requirements=hidden_requirements
+        )
 
     # ---- writing -------------------------------------------------------------------
 
     def domain_text(self) -> str:
-        """The domain as PDDL text."""
-        return str(self.domain) + "\n"
+        """The domain as PDDL text, declaring the requirements its source declared."""
+        text = str(self.domain)
+        if self.hidden_requirements:
+            text = _REQUIREMENTS.sub(
+                lambda m: _without(m.group(0), self.hidden_requirements), text, count=1
+            )
+        return text + "\n"
 
     def problem_text(self) -> str:
-        """The problem as PDDL text.
+        """The problem as PDDL text (with its metric and numeric facts, if any).
 
         Printed from a copy detached from its domain: attached, the `pddl` library writes
         the domain's `:requirements` into the problem, which pyperplan cannot read.
@@ -150,8 +184,15 @@ class PlanningTask:
             objects=self.problem.objects,
             init=self.problem.init,
             goal=self.problem.goal,
+            metric=self.problem.metric,
         )
         return str(detached) + "\n"
+
+    @cached_property
+    def has_action_costs(self) -> bool:
+        """True when the domain's actions cost (`(increase (total-cost) ...)`): a
+        planner that reads costs minimises them, one that does not ignores them."""
+        return any(f.name == "total-cost" for f in self.domain.functions)
 
     def write(
         self, directory: Path | str, stem: str = "", *, check: bool = True
@@ -191,7 +232,11 @@ class PlanningTask:
         A type named only as a parent (`tool part - thing`, with no `thing - object`) is
         declared by that use, as PDDL has it, and is listed here as a top-level type.
         """
-        declared = {str(t): str(p) if p else ROOT_TYPE for t, p in self.domain.types.items()}
+        declared = {
+            str(t): str(p) if p else ROOT_TYPE
+            for t, p in self.domain.types.items()
+            if str(t) != ROOT_TYPE
+        }
         for parent in list(declared.values()):
             if parent != ROOT_TYPE and parent not in declared:
                 declared[parent] = ROOT_TYPE
@@ -244,14 +289,15 @@ class PlanningTask:
 
     @cached_property
     def init_atoms(self) -> frozenset[Atom]:
-        """The initial state as atoms."""
-        return frozenset(atom_of(f) for f in self.problem.init)
+        """The initial state as atoms (numeric facts such as `(= (total-cost) 0)` aside)."""
+        return frozenset(atom_of(f) for f in self.problem.init if isinstance(f, Predicate))
 
     @cached_property
     def goal_atoms(self) -> frozenset[Atom]:
-        """The atoms the goal conjunction asks for (positive ones)."""
+        """The atoms the goal's top-level conjunction asks for (positive ones; a
+        quantified or disjunctive part of the goal names no single atom)."""
         return frozenset(
-            atom_of(lit.predicate) for lit in literals_of(self.problem.goal) if lit.positive
+            atom_of(part) for part in conjuncts_of(self.problem.goal) if isinstance(part, Predicate)
         )
 
     def action(self, name: str) -> Action:
@@ -292,18 +338,6 @@ class PlanningTask:
             current = self.types[current]
         return current
 
-    def _check_literal_vocabulary(self) -> None:
-        """Every precondition and effect must be a conjunction of literals we can edit."""
-        for action in self.domain.actions:
-            for part, formula in (("precondition", action.precondition), ("effect", action.effect)):
-                try:
-                    literals_of(formula)
-                except ValueError as err:
-                    raise PddlLoadError(
-                        f"{self.source}: action {action.name!r} {part}: {err}",
-                        hint="cowp_ros edits conjunctions of literals only",
-                    ) from err
-
 
 def atom_of(formula: Formula) -> Atom:
     """A ground or lifted predicate as an `Atom`."""
@@ -313,12 +347,30 @@ def atom_of(formula: Formula) -> Atom:
 
 
 def _single_type(type_tags: Iterable[str]) -> str:
+    """One type for a parameter; `(either a b)` is `object` here, the type that holds
+    both (checks of new facts accept more than the domain says, never less; the
+    planner reads the domain's own `either`)."""
     tags = sorted(str(t) for t in type_tags)
     if not tags:
         return ROOT_TYPE
     if len(tags) > 1:
-        raise PddlLoadError(f"'either' types are not supported (got {tags})")
+        return ROOT_TYPE
     return tags[0]
+
+
+_REQUIREMENTS = re.compile(r"\(:requirements[^)]*\)")
+
+
+def _without(section: str, hidden: frozenset[str]) -> str:
+    """A `(:requirements ...)` section without the `hidden` ones (empty: none at all)."""
+    kept = [word for word in section[1:-1].split()[1:] if word not in hidden]
+    return f"(:requirements {' '.join(kept)})" if kept else ""
+
+
+_LOADED_KEPT = 16
+_loaded: dict[tuple[str, str, str, str], PlanningTask] = {}
+"""Tasks read from files, by their paths and texts (`PlanningTask.load`); at most
+16 kept, the oldest forgotten first."""
 
 
 def _read(path: Path) -> str:
@@ -358,41 +410,75 @@ def _check_nesting(text: str, source: str) -> None:
 
 
 @cache
-def _grammar(start: str) -> Lark:
-    """The `pddl` library's own grammar, compiled once per start symbol.
+def _grammar() -> Lark:
+    """The `pddl` library's own grammar, compiled once, for both start symbols.
 
     `pddl.parser.DomainParser()` compiles its LALR tables on every construction (about
     0.25 s here), and reusing one instance would carry its transformer's state from one
     file into the next. So the tables are built once and each parse gets a fresh
     transformer from the library: the same grammar and the same result, in milliseconds.
+    lark keeps the tables in a file of this user's cache (`$COWP_CACHE_DIR`), checked
+    against a hash of the grammar when read, so that a command started to plan once
+    (`cowp plan`) does not pay 0.13 s a start symbol for them; an unwritable cache
+    folder only costs that time. (Not lark's default, the shared temporary folder: the
+    file is a pickle, and another user could put one there.)
     """
+    folder = Path(os.environ.get("COWP_CACHE_DIR", Path.home() / ".cache" / "cowp_ros"))
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
     return Lark(
-        GRAMMAR_FILE.read_text(), parser="lalr", import_paths=[PARSERS_DIRECTORY], start=start
+        GRAMMAR_FILE.read_text(),
+        parser="lalr",
+        import_paths=[PARSERS_DIRECTORY],
+        start=["domain", "problem"],
+        cache=str(folder / f"pddl_grammar_py{sys.version_info[0]}{sys.version_info[1]}.lark"),
     )
+
+
+class _DomainReader(DomainTransformer):
+    """The library's transformer, with `object` among the types a term may name.
+
+    The library drops `object` from the types it knows, then refuses `?x - object`
+    in any domain that declares types: PDDL's root type, named in most IPC domains.
+    """
+
+    def types(self, args: Any) -> Any:
+        result = super().types(args)
+        self._types[ROOT_TYPE] = None
+        return result
 
 
 def _parse_with(
     start: str, transformer: type[DomainTransformer | ProblemTransformer], text: str
 ) -> Any:
-    tree = _grammar(start).parse(text)
+    tree = _grammar().parse(text, start=start)
     try:
         return transformer().transform(tree)
     except VisitError as err:  # the library's own error, raised inside a rule
         raise err.orig_exc from err
 
 
-def _parse_domain(text: str, source: str) -> Domain:
+def _parse_domain(text: str, source: str) -> tuple[Domain, frozenset[str]]:
     _check_nesting(text, f"domain {source}")
     try:
-        return _parse_with("domain", DomainTransformer, text)
+        normalized = normalize_domain(text, f"domain {source}")
+    except PddlSyntaxError as err:
+        raise PddlLoadError(err.message, hint=err.hint) from None
+    try:
+        domain = _parse_with("domain", _DomainReader, normalized.text)
     except _parse_errors() as err:
         raise PddlLoadError(f"cannot parse domain {source}: {_first_line(err)}") from err
+    return domain, normalized.hidden_requirements
 
 
 def _parse_problem(text: str, source: str) -> Problem:
     _check_nesting(text, f"problem {source}")
     try:
-        return _parse_with("problem", ProblemTransformer, text)
+        normalized = normalize_problem(text, f"problem {source}")
+    except PddlSyntaxError as err:
+        raise PddlLoadError(err.message, hint=err.hint) from None
+    try:
+        return _parse_with("problem", ProblemTransformer, normalized)
     except _parse_errors() as err:
         raise PddlLoadError(f"cannot parse problem {source}: {_first_line(err)}") from err
 

@@ -6,6 +6,11 @@ true in the initial state for every well-typed tuple where `p` is false, kept in
 with `p` by every effect that changes `p`, and used in place of `(not (p ...))`. The
 result has exactly the same plans. Fast Downward reads the original. The complement's
 name never clashes with a declared predicate (see `complement_name`).
+
+pyperplan reads no action costs either: its copy leaves them out (`strips_copy`), so its
+plans are the shortest it finds rather than the cheapest. Anything else beyond STRIPS
+(equality, quantifiers, disjunction, conditional effects) is refused by name, with the
+action it is in: Fast Downward plans with those.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pddl.logic.predicates import Predicate
 from pddl.logic.terms import Constant
 from pddl.requirements import Requirements
 
-from cowp_ros.pddl.formulas import PddlLiteral, conjunction, literals_of
+from cowp_ros.pddl.formulas import PddlLiteral, conjunction, conjuncts_of, is_cost, literals_of
 from cowp_ros.pddl.identifiers import MAX_IDENTIFIER_LENGTH
 from cowp_ros.pddl.model import PddlLoadError, PlanningTask, atom_of
 
@@ -58,10 +63,42 @@ def negated_predicates(task: PlanningTask) -> set[str]:
     return negated
 
 
-def compile_negative_preconditions(task: PlanningTask) -> PlanningTask:
-    """An equivalent task without negative preconditions (the task itself if it has none)."""
+def check_strips(task: PlanningTask, planner: str = "pyperplan") -> None:
+    """Refuse, naming the construct and the action, a task that is not STRIPS with
+    negative literals and action costs (what `strips_copy` can hand a STRIPS planner)."""
+    actions = sorted(task.domain.actions, key=lambda a: str(a.name))  # a set: name order
+    parts = [(f"action {a.name!r} precondition", a.precondition) for a in actions]
+    parts += [(f"action {a.name!r} effect", a.effect) for a in actions]
+    parts.append(("the goal", task.problem.goal))
+    for where, formula in parts:
+        try:
+            literals_of(formula)
+        except ValueError as err:
+            raise PddlLoadError(
+                f"{planner} reads STRIPS only: {where} has {err}",
+                hint="plan with Fast Downward (--planner fast_downward), which reads it",
+            ) from None
+    if task.domain.derived_predicates:
+        raise PddlLoadError(
+            f"{planner} reads STRIPS only: the domain has derived predicates (:derived)",
+            hint="plan with Fast Downward (--planner fast_downward), which reads them",
+        )
+
+
+def strips_copy(task: PlanningTask) -> PlanningTask:
+    """The task as a STRIPS planner reads it: no negative preconditions, no action
+    costs (see the module docstring); `check_strips` first."""
+    check_strips(task)
+    if not task.has_action_costs and not task.domain.functions:
+        return compile_negative_preconditions(task)
+    return compile_negative_preconditions(task, drop_costs=True)
+
+
+def compile_negative_preconditions(task: PlanningTask, *, drop_costs: bool = False) -> PlanningTask:
+    """An equivalent task without negative preconditions (the task itself if it has none
+    and no costs are to be dropped)."""
     negated = negated_predicates(task)
-    if not negated:
+    if not negated and not drop_costs:
         return task
     taken = set(task.predicates)
     complements: dict[str, str] = {}
@@ -93,7 +130,12 @@ def compile_negative_preconditions(task: PlanningTask) -> PlanningTask:
             a.name,
             parameters=a.parameters,
             precondition=conjunction(rewrite_condition(literals_of(a.precondition))),
-            effect=conjunction(rewrite_effect(literals_of(a.effect))),
+            effect=conjunction(
+                [
+                    *rewrite_effect(literals_of(a.effect)),
+                    *([] if drop_costs else [p for p in conjuncts_of(a.effect) if is_cost(p)]),
+                ]
+            ),
         )
         for a in task.domain.actions
     ]
@@ -111,12 +153,16 @@ def compile_negative_preconditions(task: PlanningTask) -> PlanningTask:
             if not any(atom.predicate == predicate and atom.args == args for atom in true_now):
                 init.append(Predicate(complement, *(Constant(a) for a in args)))
     requirements = set(task.domain.requirements) - {Requirements.NEG_PRECONDITION}
+    if drop_costs:
+        requirements -= {Requirements.ACTION_COSTS, Requirements.NUMERIC_FLUENTS}
+        init = [f for f in init if isinstance(f, Predicate)]
     domain = Domain(
         task.domain.name,
         requirements=requirements,
         types=dict(task.domain.types),
         constants=task.domain.constants,
         predicates=predicates,
+        functions=None if drop_costs else task.domain.functions,
         actions=actions,
     )
     goal_literals = rewrite_condition(literals_of(task.problem.goal))
@@ -126,7 +172,10 @@ def compile_negative_preconditions(task: PlanningTask) -> PlanningTask:
         objects=task.problem.objects,
         init=init,
         goal=conjunction(goal_literals),
+        metric=None if drop_costs else task.problem.metric,
     )
-    compiled = PlanningTask.build(domain, problem, f"{task.source} (STRIPS compiled)")
+    compiled = PlanningTask.build(
+        domain, problem, f"{task.source} (STRIPS compiled)", task.hidden_requirements
+    )
     assert all(atom_of(f).predicate for f in compiled.problem.init)
     return compiled

@@ -1,6 +1,13 @@
-"""Planners by name: `make_planner("pyperplan")`, for the CLI, the nodes' parameters and
+"""Planners by name: `make_planner("auto")`, for the CLI, the nodes' parameters and
 the benchmark. Each backend is imported only when asked for (Fast Downward's wheel is
-large, and not on every machine)."""
+large, and not on every machine).
+
+`auto`, the default, is Fast Downward where its wheel is installed and pyperplan
+elsewhere (an arm64 robot computer): Fast Downward reads every domain this project
+reads and answers in a fraction of pyperplan's time on real problems (IPC problems
+pyperplan does not solve in 60 s take it 0.1 s, `benchmarks/bench_ipc.py`), where
+pyperplan reads STRIPS only and plans in Python.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +38,14 @@ def _llm_guided(**bounds: Any) -> Planner:
     )
 
 
+def _auto(**bounds: Any) -> Planner:
+    from cowp_ros.planning.fast_downward import is_available
+
+    return _fast_downward(**bounds) if is_available() else _pyperplan(**bounds)
+
+
 PLANNERS: dict[str, Callable[..., Planner]] = {
+    "auto": _auto,
     "pyperplan": _pyperplan,
     "fast_downward": _fast_downward,
     "llm_guided": _llm_guided,
@@ -45,9 +59,13 @@ ALIASES = {
 }
 
 
-def make_planner(name: str = "pyperplan", **bounds: Any) -> Planner:
-    """The planner called `name` (`pyperplan`, `fast_downward` or alias `fd`); `bounds`
-    (`memory_mb`, `max_ground_actions`) replace the defaults of `cowp_ros.limits`."""
+DEFAULT_PLANNER = "auto"
+
+
+def make_planner(name: str = DEFAULT_PLANNER, **bounds: Any) -> Planner:
+    """The planner called `name` (`auto`, `pyperplan`, `fast_downward` or alias `fd`);
+    `bounds` (`memory_mb`, `max_ground_actions`) replace the defaults of
+    `cowp_ros.limits`."""
     key = ALIASES.get(name.lower(), name.lower())
     factory = PLANNERS.get(key)
     if factory is None:

@@ -1,15 +1,26 @@
 """Fast Downward, the compiled planner shipped inside the `up-fast-downward` wheel.
 
-We call its driver script directly (the wheel's `downward/fast-downward.py`) rather than
-through unified-planning: the driver reads our PDDL as is, negative preconditions
-included, and we avoid a heavy dependency. Search: lazy greedy best-first with hFF and
-preferred operators, the satisficing counterpart of the pyperplan default.
+We run its two programs as its driver script (the wheel's `downward/fast-downward.py`)
+runs them, the translator (`python -m fast_downward.translate`, from the wheel's
+`builds/release/bin`) and then the search binary on the translator's output, under the
+planner's lifeline (`lifeline.py -- A --then --stdin output.sas B`). The driver is one
+Python interpreter more, 60 ms of every call on a small problem where the search takes
+7 ms; unified-planning would be a heavy dependency more. Both read our PDDL as is, ADL
+and action costs included. It is the default planner where it is installed
+(`factory.make_planner("auto")`).
+
+Search: LAMA's first iteration (`--alias lama-first`: lazy greedy best-first with hFF
+and landmarks, preferred operators), the configuration users of Fast Downward plan
+with. On a task with action costs the same search reads the costs (`cost_type=plusone`,
+as LAMA's later iterations do), so that its heuristics prefer cheap actions (lama-first
+itself counts every action as one); a greedy search promises no cheapest plan
+(benchmarks/results/ipc: cheaper on two IPC problems, dearer on two, the same on the
+others).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import math
 import sys
 import tempfile
 import time
@@ -18,18 +29,29 @@ from pathlib import Path
 from cowp_ros.limits import MAX_GROUND_ACTIONS, PLANNER_MEMORY_MB
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.budget import check_grounding, out_of_memory_message
+from cowp_ros.planning.lifeline import STDIN, THEN
 from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
 from cowp_ros.planning.process import guarded, run_with_deadline, tail
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
 
-DEFAULT_SEARCH = "lazy_greedy([ff()], preferred=[ff()])"
+LAMA_FIRST = (
+    "let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+    "pref=false),cost_type={cost}),"
+    "let(hff, eval_modify_costs(ff(),cost_type={cost}),"
+    "lazy_greedy([hff,hlm],preferred=[hff,hlm],cost_type={cost},reopen_closed=false)))"
+)
+UNIT_COST_SEARCH = LAMA_FIRST.format(cost="one")
+"""`--alias lama-first` of the driver (driver/aliases.py), spelled out."""
+COST_SEARCH = LAMA_FIRST.format(cost="plusone")
+"""The same search reading action costs (each action costs its cost plus one)."""
 INSTALL_HINT = "pip install up-fast-downward==1.0.0 (listed in requirements/core.txt)"
 
 # https://www.fast-downward.org/ExitCodes
 SOLVED = 0
 UNSOLVABLE = {10, 11, 12}  # translator proved it; search proved it; incomplete search gave up
-OUT_OF_TIME = {23}
+OUT_OF_TIME = {21, 23}  # translator, search
 OUT_OF_MEMORY = {20, 22, 24}  # translator, search, search out of memory and time
+TRANSLATOR_CRASH = 1  # an uncaught exception (the driver calls it 30)
 
 
 def driver_path() -> Path | None:
@@ -44,28 +66,39 @@ def driver_path() -> Path | None:
     return None
 
 
-def is_available() -> bool:
-    """True when the Fast Downward driver and its compiled search binary are installed."""
+def bin_folder() -> Path | None:
+    """The wheel's `builds/release/bin`: the search binary and the translator package."""
     driver = driver_path()
-    return driver is not None and (driver.parent / "builds" / "release" / "bin").is_dir()
+    return driver.parent / "builds" / "release" / "bin" if driver is not None else None
+
+
+def is_available() -> bool:
+    """True when the Fast Downward search binary and its translator are installed."""
+    folder = bin_folder()
+    return (
+        folder is not None
+        and (folder / "downward").is_file()
+        and (folder / "fast_downward" / "translate").is_dir()
+    )
 
 
 class FastDownwardPlanner:
-    """`Planner` over Fast Downward; `search` is a Fast Downward search string."""
+    """`Planner` over Fast Downward; `search` is a Fast Downward search string (None:
+    lama-first, reading action costs where the task has them)."""
 
     name = "fast_downward"
 
     def __init__(
         self,
-        search: str = DEFAULT_SEARCH,
+        search: str | None = None,
         *,
         memory_mb: int = PLANNER_MEMORY_MB,
         max_ground_actions: int = MAX_GROUND_ACTIONS,
     ) -> None:
-        driver = driver_path()
-        if driver is None or not is_available():
+        folder = bin_folder()
+        if folder is None or not is_available():
             raise PlannerError("Fast Downward is not installed", hint=INSTALL_HINT)
-        self.driver = driver
+        self.bin = folder
         self.search = search
         self.memory_mb = memory_mb
         self.max_ground_actions = max_ground_actions
@@ -80,26 +113,33 @@ class FastDownwardPlanner:
             plan_path = workdir / "plan.txt"
             written = time.perf_counter()
             remaining = max(0.1, timeout_s - (written - start))
+            search = self.search or (COST_SEARCH if task.has_action_costs else UNIT_COST_SEARCH)
             outcome = run_with_deadline(
                 guarded(
                     [
+                        # -S: the translator needs only the standard library (30 ms less)
                         sys.executable,
-                        str(self.driver),
-                        "--plan-file",
-                        str(plan_path),
-                        "--search-time-limit",
-                        f"{max(1, math.ceil(remaining))}s",
-                        "--log-level",
-                        "warning",
+                        "-S",
+                        "-m",
+                        "fast_downward.translate",
                         str(domain_path),
                         str(problem_path),
+                        "--sas-file",
+                        str(workdir / "output.sas"),
+                        THEN,
+                        STDIN,
+                        str(workdir / "output.sas"),
+                        str(self.bin / "downward"),
                         "--search",
-                        self.search,
+                        search,
+                        "--internal-plan-file",
+                        str(plan_path),
                     ]
                 ),
                 remaining,
                 workdir,
                 memory_mb=self.memory_mb,
+                env={"PYTHONPATH": str(self.bin)},
             )
             plan_text = plan_path.read_text() if plan_path.is_file() else ""
         seconds = time.perf_counter() - start
@@ -128,4 +168,17 @@ class FastDownwardPlanner:
             for line in plan_text.splitlines()
             if line.strip() and not line.startswith(";")
         )
+        cost = _plan_cost(plan_text)
+        if cost is not None and task.has_action_costs:
+            extra["cost"] = cost
         return PlanResult(PlanStatus.FOUND, self.name, seconds, steps, extra=extra)
+
+
+def _plan_cost(plan_text: str) -> int | None:
+    """The cost Fast Downward writes under a plan (`; cost = 12 (general cost)`)."""
+    for line in plan_text.splitlines():
+        if line.startswith("; cost ="):
+            words = line.split()
+            if len(words) > 3 and words[3].isdigit():
+                return int(words[3])
+    return None

@@ -11,7 +11,10 @@ translator and search are in it).
 
 The pyperplan worker calls `hold_on()` first thing. Fast Downward is not our code, so it
 runs under this file as a guard: `python lifeline.py -- COMMAND...` holds on, runs the
-command in its group, and passes its exit code on.
+command in its group, and passes its exit code on. `-- A... --then [--stdin FILE] B...`
+runs B (reading FILE) only once A has ended with 0, and passes on the first non-zero
+code: Fast Downward's translator then its search, as its driver script runs them, at
+the cost of one interpreter fewer (`fast_downward.py`).
 
 Standard library only, and run by path (never `-m`): the worker imports it as a sibling
 module so that a replan does not pay for importing cowp_ros.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -32,6 +36,10 @@ PARENT_ENV = "COWP_PLANNER_PARENT"
 """The pid of the process that asked for the plan (set by `run_with_deadline`)."""
 FOLDER_ENV = "COWP_PLANNER_FOLDER"
 """The temporary folder to remove on the parent's death."""
+MEMORY_ENV = "COWP_PLANNER_MEMORY_MB"
+"""The address-space cap (MB) the planner process sets on itself before it starts
+anything: the parent's `prlimit` comes just after the process exists, and a guard that
+starts its command at once could otherwise have started it uncapped."""
 FOLDER_PREFIX = "cowp_"
 """Only folders with this name prefix are removed (a wrong variable removes nothing)."""
 PR_SET_PDEATHSIG = 1
@@ -47,8 +55,23 @@ def _die(signum: int = signal.SIGTERM, frame: object = None) -> None:
     os._exit(128 + signal.SIGTERM)
 
 
+def _cap_memory() -> None:
+    text = os.environ.get(MEMORY_ENV, "")
+    if not text.isdigit() or int(text) <= 0:
+        return
+    limit = int(text) * 2**20
+    with contextlib.suppress(OSError, ValueError):
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        if soft == resource.RLIM_INFINITY or soft > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
 def hold_on() -> None:
-    """Die (cleaning up) when the parent does; at once if it already has."""
+    """Cap this process's memory (`MEMORY_ENV`), and die (cleaning up) when the parent
+    does; at once if it already has."""
+    _cap_memory()
     signal.signal(signal.SIGTERM, _die)
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
@@ -58,18 +81,55 @@ def hold_on() -> None:
         _die()  # the parent died before the request above was in place
 
 
-def main(argv: list[str]) -> int:
-    """Guard mode: `lifeline.py -- COMMAND...`."""
+THEN = "--then"
+STDIN = "--stdin"
+
+
+def _commands(argv: list[str]) -> list[tuple[list[str], str | None]] | None:
+    """`-- A... --then [--stdin FILE] B...` as (command, stdin file) pairs."""
     if not argv or argv[0] != "--" or len(argv) < 2:
-        print("usage: lifeline.py -- COMMAND [ARGS...]", file=sys.stderr)
+        return None
+    commands: list[tuple[list[str], str | None]] = []
+    current: list[str] = []
+    stdin: str | None = None
+    words = iter(argv[1:])
+    for word in words:
+        if word == THEN:
+            commands.append((current, stdin))
+            current, stdin = [], None
+        elif word == STDIN and not current:
+            stdin = next(words, None)
+        else:
+            current.append(word)
+    commands.append((current, stdin))
+    return commands if all(command for command, _ in commands) else None
+
+
+def _run(command: list[str], stdin: str | None) -> int:
+    with open(stdin, "rb") if stdin else contextlib.nullcontext() as source:
+        child = subprocess.Popen(command, stdin=source)  # our group, stdout and stderr
+        while True:
+            try:
+                return child.wait()
+            except InterruptedError:  # pragma: no cover - PEP 475 retries for us
+                continue
+
+
+def main(argv: list[str]) -> int:
+    """Guard mode: `lifeline.py -- COMMAND... [--then [--stdin FILE] COMMAND...]`."""
+    commands = _commands(argv)
+    if commands is None:
+        print(
+            "usage: lifeline.py -- COMMAND [ARGS...] [--then [--stdin FILE] COMMAND...]",
+            file=sys.stderr,
+        )
         return 2
     hold_on()
-    child = subprocess.Popen(argv[1:])  # inherits our group, stdout and stderr
-    while True:
-        try:
-            return child.wait()
-        except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-            continue
+    for command, stdin in commands:
+        code = _run(command, stdin)
+        if code != 0:
+            return code
+    return 0
 
 
 if __name__ == "__main__":

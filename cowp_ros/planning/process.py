@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +52,11 @@ waits make that happen within WAKE_S instead of at the planner's deadline."""
 
 
 def run_with_deadline(
-    command: Sequence[str], timeout_s: float, cwd: Path, memory_mb: int = 0
+    command: Sequence[str],
+    timeout_s: float,
+    cwd: Path,
+    memory_mb: int = 0,
+    env: Mapping[str, str] | None = None,
 ) -> ProcessOutcome:
     """Run `command` in `cwd`; kill its whole process group after `timeout_s` seconds.
 
@@ -61,15 +65,19 @@ def run_with_deadline(
     the cap. It is set from here (`prlimit`), not in a `preexec_fn`, which is unsafe in
     a multithreaded caller such as a ROS node.
 
-    `cwd` is the planner's temporary folder: its lifeline removes it if this process
-    dies. `PYTHONHASHSEED=0` makes a Python planner's set iteration, and so its choice
-    among equally good plans, the same on every run: replanning twice gives the same plan.
+    `env` adds variables to the planner's environment (Fast Downward's translator
+    finds its package by `PYTHONPATH`). `cwd` is the planner's temporary folder: its
+    lifeline removes it if this process dies. `PYTHONHASHSEED=0` makes a Python
+    planner's set iteration, and so its choice among equally good plans, the same on
+    every run: replanning twice gives the same plan.
     """
     env = {
         **os.environ,
+        **(env or {}),
         "PYTHONHASHSEED": "0",
         lifeline.PARENT_ENV: str(os.getpid()),
         lifeline.FOLDER_ENV: str(cwd),
+        lifeline.MEMORY_ENV: str(max(0, memory_mb)),
     }
     deadline = time.monotonic() + timeout_s
     with subprocess.Popen(

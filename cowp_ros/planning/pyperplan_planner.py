@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cowp_ros.limits import MAX_GROUND_ACTIONS, PLANNER_MEMORY_MB
 from cowp_ros.pddl import PlanningTask
-from cowp_ros.pddl.negation import compile_negative_preconditions
+from cowp_ros.pddl.negation import strips_copy
 from cowp_ros.planning.budget import OUT_OF_MEMORY_EXIT, check_grounding, out_of_memory_message
 from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
 from cowp_ros.planning.process import run_with_deadline, tail
@@ -50,7 +50,7 @@ class PyperplanPlanner:
     def solve(self, task: PlanningTask, timeout_s: float = DEFAULT_TIMEOUT_S) -> PlanResult:
         start = time.perf_counter()
         check_grounding(task, self.max_ground_actions)
-        strips = compile_negative_preconditions(task)
+        strips = strips_copy(task)
         with tempfile.TemporaryDirectory(prefix="cowp_pyperplan_") as tmp:
             domain_path, problem_path = strips.write(tmp, check=False)
             archive_planner_input(domain_path, problem_path)

@@ -5,7 +5,8 @@ plan (every rewrite is replayed before it is kept), the benchmark's world simula
 (which refuses a step whose precondition fails), and the oracle baseline (is the
 current plan still good under what is known now?). They share these functions so that
 "a step's preconditions hold" and "a step's effects" mean one thing everywhere:
-deletes are applied before adds, as PDDL says.
+PDDL's own, in `pddl.semantics` (deletes before adds, equality, quantifiers and
+conditional effects read as a planner reads them).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.edits import precondition_literals
-from cowp_ros.pddl.formulas import literals_of
+from cowp_ros.pddl.formulas import top_literals
 from cowp_ros.pddl.model import Literal, atom_of
+from cowp_ros.pddl.semantics import apply_effect, holds
 from cowp_ros.planning.result import PlanStep
 
 
@@ -35,27 +37,27 @@ def binding(task: PlanningTask, action_name: str, args: Sequence[str]) -> dict[s
 def failed_precondition(
     task: PlanningTask, action_name: str, mapping: Mapping[str, str], state: set[Atom]
 ) -> Literal | None:
-    """The first precondition literal of the bound action that `state` breaks, or None."""
+    """The first precondition literal of the bound action that `state` breaks, or None
+    (equality, quantified and disjunctive parts: `precondition_holds`)."""
     for literal in precondition_literals(task, action_name):
         if (ground(literal.atom, mapping) in state) != literal.positive:
             return literal
     return None
 
 
+def precondition_holds(
+    task: PlanningTask, action_name: str, mapping: Mapping[str, str], state: set[Atom]
+) -> bool:
+    """True when the bound action's whole precondition holds in `state`."""
+    return holds(task, task.action(action_name).precondition, mapping, state)
+
+
 def apply_effects(
     task: PlanningTask, action_name: str, mapping: Mapping[str, str], state: set[Atom]
 ) -> None:
-    """Change `state` in place by the bound action's effects (deletes, then adds)."""
-    effects = [
-        (lit.positive, ground(atom_of(lit.predicate), mapping))
-        for lit in literals_of(task.action(action_name).effect)
-    ]
-    for positive, atom in effects:
-        if not positive:
-            state.discard(atom)
-    for positive, atom in effects:
-        if positive:
-            state.add(atom)
+    """Change `state` in place by the bound action's effects (deletes, then adds;
+    conditional effects by the state before)."""
+    apply_effect(task, task.action(action_name).effect, mapping, state)
 
 
 def added_atoms(task: PlanningTask, step: PlanStep) -> set[Atom]:
@@ -63,7 +65,7 @@ def added_atoms(task: PlanningTask, step: PlanStep) -> set[Atom]:
     mapping = binding(task, step.action, step.args) or {}
     return {
         ground(atom_of(lit.predicate), mapping)
-        for lit in literals_of(task.action(step.action).effect)
+        for lit in top_literals(task.action(step.action).effect)
         if lit.positive
     }
 
@@ -90,10 +92,10 @@ def replay(
         if step.action not in task.actions or not allows(step):
             return False
         mapping = binding(task, step.action, step.args)
-        if mapping is None or failed_precondition(task, step.action, mapping, state):
+        if mapping is None or not precondition_holds(task, step.action, mapping, state):
             return False
         apply_effects(task, step.action, mapping, state)
-    return task.goal_atoms <= state
+    return holds(task, task.problem.goal, {}, state)
 
 
 __all__ = [
@@ -103,5 +105,6 @@ __all__ = [
     "failed_precondition",
     "ground",
     "needed_atoms",
+    "precondition_holds",
     "replay",
 ]

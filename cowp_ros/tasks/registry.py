@@ -18,8 +18,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_REGISTRY_FILE_BYTES, LimitError, read_regular_file
 from cowp_ros.pddl import PlanningTask
@@ -215,6 +213,8 @@ def _registry(directory: Path) -> dict[str, TaskSpec]:
 
 @cache
 def _registry_file(path: Path) -> dict[str, TaskSpec]:
+    import yaml  # here: `cowp plan --domain D --problem P` reads no registry, 13 ms saved
+
     directory = path.parent
     try:
         text = read_regular_file(path, MAX_REGISTRY_FILE_BYTES, "task registry").decode("utf-8")

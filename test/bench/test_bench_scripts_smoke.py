@@ -54,6 +54,24 @@ def test_bench_replanning_on_a_domain_without_thing(tmp_path: Path) -> None:
     assert "water_bed" in out
 
 
+def test_bench_ipc(tmp_path: Path) -> None:
+    from cowp_ros.planning.fast_downward import is_available
+
+    if not is_available():  # its wheel's package imports unified-planning: never imported
+        pytest.skip("Fast Downward is not installed")
+    sys.path.insert(0, str(BENCHMARKS))
+    from bench_ipc import pddl_package_root
+
+    if not pddl_package_root().is_dir():
+        pytest.skip("the IPC problems are not unpacked (make setup)")
+    out = smoke("bench_ipc.py", tmp_path, "--json", "ipc.json")
+    assert "childsnack/p01.pddl" in out and "planned (4 steps" in out
+    assert "NOT planned: cowp plan: error:" in out and "line 34: (<= ...)" in out
+    assert "summary: 1 of the 1 problems Fast Downward solves planned by cowp plan" in out
+    record = json.loads((tmp_path / "ipc.json").read_text())
+    assert [p["cowp"]["planned"] for p in record["problems"]] == [True, False]
+
+
 def test_bench_stand_ins(tmp_path: Path) -> None:
     out = smoke("bench_stand_ins.py", tmp_path, "--plot", "roc.png")
     assert "dev:" in out and "test:" in out and (tmp_path / "roc.png").is_file()

@@ -115,9 +115,10 @@ def test_cowp_run_with_dkprompt_end_to_end(replay_server, tmp_path: Path, capsys
     for attempt in range(1, 15):
         (images / f"{attempt:02d}.png").write_bytes(frame.data)
     report = tmp_path / "report.json"
+    # the recorded replies follow pyperplan's plan, step by step
     code = main(
         ["run", "fill_cup", "--dkprompt", "pre", "--images", str(images),
-         "--vlm-url", replay_server.url, "--report", str(report)]
+         "--vlm-url", replay_server.url, "--report", str(report), "--planner", "pyperplan"]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 3, out
@@ -125,9 +126,10 @@ def test_cowp_run_with_dkprompt_end_to_end(replay_server, tmp_path: Path, capsys
     assert "removed fact (hand_free)" in out
     assert "outcome: no_solution" in out
     replay_server.queue.clear()
+    # the recorded replies follow pyperplan's plan, step by step
     code = main(
         ["run", "fill_cup", "--dkprompt", "pre", "--images", str(images),
-         "--vlm-url", replay_server.url, "--report", str(report)]
+         "--vlm-url", replay_server.url, "--report", str(report), "--planner", "pyperplan"]
     )  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0, out

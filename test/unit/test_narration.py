@@ -113,6 +113,17 @@ EXAMPLES: list[tuple[ev.LoopEvent, EventKind, str, dict[str, typing.Any]]] = [
         {"change": "add_precondition", "action": "hold_cup", "literal": "(not (is_dirty ?c))"},
     ),
     (
+        ev.EditSkipped("move", "add_action_variant", "its action cost names the place"),
+        EventKind.PDDL_CHANGE,
+        "could not copy move for the stand-in: its action cost names the place; going on "
+        "without it",
+        {
+            "change": "add_action_variant",
+            "action": "move",
+            "skipped": "its action cost names the place",
+        },
+    ),
+    (
         ev.RoleAsked(
             "mug", RoleQuestion("hold_cup", "Hold a mug?", YesNo(True, None, " Yes"), True, False)
         ),

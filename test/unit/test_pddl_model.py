@@ -8,7 +8,8 @@ import pytest
 from cowp_unit_paths import REPO
 
 from cowp_ros.limits import LimitError
-from cowp_ros.pddl import Atom, PddlLoadError, PlanningTask
+from cowp_ros.pddl import Atom, Literal, PddlLoadError, PlanningTask
+from cowp_ros.pddl.edits import add_precondition
 
 
 def test_loads_every_shipped_task_and_round_trips(tmp_path: Path) -> None:
@@ -65,16 +66,27 @@ def test_problem_with_undeclared_type_is_refused(tiny_files, tmp_path: Path) -> 
         PlanningTask.load(domain, bad)
 
 
-def test_disjunctive_precondition_is_refused_at_load(tiny_files, tmp_path: Path) -> None:
+def test_disjunctive_precondition_loads_and_takes_a_situation_beside_it(
+    tiny_files, tmp_path: Path
+) -> None:
+    # Fast Downward reads ADL; so does the loader now. The monitor's precondition is
+    # one more conjunct beside the `or`, which stays whole.
     domain, problem = tiny_files
     text = domain.read_text().replace(
         ":precondition (holding ?c)", ":precondition (or (holding ?c) (hand_free))"
     )
     text = text.replace("(:requirements :strips :typing)", "(:requirements :adl :typing)")
-    bad = tmp_path / "or.pddl"
-    bad.write_text(text)
-    with pytest.raises(PddlLoadError, match="place_cup"):
-        PlanningTask.load(bad, problem)
+    adl = tmp_path / "or.pddl"
+    adl.write_text(text)
+    task = PlanningTask.load(adl, problem)
+    changed = add_precondition(task, "place_cup", Literal(Atom("is_dirty", ("?c",)), False))
+    precondition = str(changed.action("place_cup").precondition)
+    assert "(or (holding ?c) (hand_free))" in precondition
+    assert "(not (is_dirty ?c))" in precondition
+    assert (
+        changed.validated().action("place_cup").precondition
+        == changed.action("place_cup").precondition
+    )
 
 
 def test_problem_text_has_no_requirements_section(tiny: PlanningTask) -> None:

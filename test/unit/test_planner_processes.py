@@ -81,7 +81,7 @@ def test_cowp_plan_stopped_mid_plan_leaves_nothing(
     tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
     cli, mark, private_tmp = _start(
-        tmp_path, ["-c", RUN_CLI, "plan", SLOW_TASK, "--timeout", "300"]
+        tmp_path, ["-c", RUN_CLI, "plan", SLOW_TASK, "--planner", "pyperplan", "--timeout", "300"]
     )
     try:
         assert processes.wait_for(mark, "pyperplan_worker", 60.0) is not None
@@ -99,7 +99,9 @@ def test_cowp_plan_stopped_mid_plan_leaves_nothing(
 
 
 def test_the_deadline_still_stops_the_search(tmp_path: Path) -> None:
-    cli, mark, private_tmp = _start(tmp_path, ["-c", RUN_CLI, "plan", SLOW_TASK, "--timeout", "1"])
+    cli, mark, private_tmp = _start(
+        tmp_path, ["-c", RUN_CLI, "plan", SLOW_TASK, "--planner", "pyperplan", "--timeout", "1"]
+    )
     out, err = cli.communicate(timeout=60)
     assert cli.returncode == 1 and b"no plan (timeout)" in out, err.decode()
     _nothing_left(mark, private_tmp)

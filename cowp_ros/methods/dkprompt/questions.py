@@ -30,7 +30,7 @@ import yaml
 
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import Atom, Literal, PlanningTask, edits
-from cowp_ros.pddl.formulas import literals_of
+from cowp_ros.pddl.formulas import top_literals
 from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning.result import PlanStep
 from cowp_ros.resources import share_path
@@ -182,7 +182,7 @@ def step_literals(task: PlanningTask, step: PlanStep, moment: Moment) -> list[Li
     binding = dict(zip(params, step.args, strict=True))
     formula = action.precondition if moment == "pre" else action.effect
     ground: list[Literal] = []
-    for lit in literals_of(formula):
+    for lit in top_literals(formula):
         atom = atom_of(lit.predicate)
         ground.append(
             Literal(Atom(atom.predicate, tuple(binding.get(a, a) for a in atom.args)), lit.positive)

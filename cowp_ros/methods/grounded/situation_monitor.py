@@ -55,7 +55,7 @@ from cowp_ros.methods.paper.calibration.scoring import logit
 from cowp_ros.methods.paper.monitor import PlanCheck
 from cowp_ros.methods.paper.prompts import sentence
 from cowp_ros.pddl import PlanningTask
-from cowp_ros.pddl.formulas import literals_of
+from cowp_ros.pddl.formulas import top_literals
 from cowp_ros.pddl.model import atom_of
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks.phrases import noun, object_type
@@ -65,7 +65,7 @@ def is_release(task: PlanningTask, action: str) -> bool:
     """True for an action that only lets go of its objects: none of its positive effects
     mentions a parameter ("put the cup down": hand free, not holding the cup)."""
     params = {str(p) for p in task.action(action).parameters}
-    for literal in literals_of(task.action(action).effect):
+    for literal in top_literals(task.action(action).effect):
         if literal.positive and params & set(atom_of(literal.predicate).args):
             return False
     return True

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from cowp_ros.cowp.roles import role_actions
 from cowp_ros.pddl import PlanningTask, edits
-from cowp_ros.pddl.formulas import literals_of
+from cowp_ros.pddl.formulas import top_literals
 from cowp_ros.pddl.model import Atom, atom_of
 from cowp_ros.planning import Planner, PlanStatus, PlanStep
 
@@ -49,12 +49,12 @@ def static_predicates(task: PlanningTask) -> frozenset[str]:
     changed = {
         atom_of(literal.predicate).predicate
         for name in task.actions
-        for literal in literals_of(task.action(name).effect)
+        for literal in top_literals(task.action(name).effect)
     }
     mentioned = {
         atom_of(literal.predicate).predicate
         for name in task.actions
-        for literal in literals_of(task.action(name).precondition)
+        for literal in top_literals(task.action(name).precondition)
     }
     return frozenset(mentioned - changed)
 
@@ -75,7 +75,10 @@ def plan_with(
     probe = task
     variants: dict[str, str] = {}
     for action in role_actions(task, role_type):
-        probe, variant = edits.add_action_variant(probe, action, role_type, kind)
+        try:
+            probe, variant = edits.add_action_variant(probe, action, role_type, kind)
+        except edits.PddlEditError:  # a copy the domain cannot take: the plan goes without
+            continue
         variants[variant] = action
     result = planner.solve(probe.validated(), timeout_s)
     if not result.found:
@@ -102,7 +105,7 @@ def vouching_predicates(task: PlanningTask, role_type: str) -> frozenset[str]:
             for p, t in zip(action.parameters, task.parameter_types(name), strict=True)
             if t == role_type
         }
-        for literal in literals_of(action.precondition):
+        for literal in top_literals(action.precondition):
             atom = atom_of(literal.predicate)
             if literal.positive and atom.predicate in static and ours & set(atom.args):
                 found.add(atom.predicate)
@@ -128,7 +131,7 @@ def _static_facts(
     binding = dict(zip(names, step.args, strict=True))
     ours = {a for a in step.args if task.objects.get(a) == kind}
     found = []
-    for literal in literals_of(action.precondition):
+    for literal in top_literals(action.precondition):
         atom = atom_of(literal.predicate)
         if not literal.positive or atom.predicate not in static:
             continue

@@ -40,7 +40,11 @@ request past the limit finds a free thread to be refused on (rclpy's default is 
 core: two here, both busy planning)."""
 
 PARAMETERS = (
-    Param("planner", "pyperplan", f"planner backend: {', '.join(PLANNER_NAMES)}"),
+    Param(
+        "planner",
+        "auto",
+        f"planner backend: {', '.join(PLANNER_NAMES)} (auto: Fast Downward where installed)",
+    ),
     Param("timeout_s", 60.0, "default planning deadline (a request may set its own)", positive),
     Param(
         "max_timeout_s",
@@ -65,7 +69,8 @@ PARAMETERS = (
     Param(
         "max_ground_actions",
         MAX_GROUND_ACTIONS,
-        "ground actions a request's task may have (counted before planning); more is refused",
+        "reachable ground actions a request's task may have (counted before planning, "
+        "relaxed); more is refused",
         at_least(1),
     ),
 )

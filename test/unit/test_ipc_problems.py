@@ -1,0 +1,105 @@
+"""An outside check in CI: public IPC problems, written by nobody on this team, planned
+as `cowp plan` plans them and compared with Fast Downward's own result.
+
+The problems come from the `pddl` package's source distribution (its tests keep IPC
+domains), unpacked by `make setup` (scripts/setup.d/ipc_benchmarks.sh). The kept,
+larger figure is benchmarks/bench_ipc.py's (benchmarks/results/ipc/).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from cowp_ros.cli import main
+from cowp_ros.pddl import PddlLoadError, PlanningTask
+from cowp_ros.planning import make_planner
+from cowp_ros.planning.fast_downward import driver_path, is_available
+from cowp_ros.planning.replay import replay
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from bench_ipc import first_problem, pddl_package_root
+
+ROOT = pddl_package_root()
+pytestmark = [
+    pytest.mark.skipif(not is_available(), reason="up-fast-downward is not installed"),
+    pytest.mark.skipif(
+        not ROOT.is_dir(), reason=f"{ROOT} missing: make setup unpacks the IPC problems"
+    ),
+]
+
+
+def fast_downward_alone(domain: Path, problem: Path) -> list[str]:
+    """The plan `fast-downward.py --alias lama-first` finds, as its users run it."""
+    driver = driver_path()
+    assert driver is not None
+    with tempfile.TemporaryDirectory(prefix="cowp_test_fd_") as tmp:
+        plan = Path(tmp) / "plan"
+        command = [sys.executable, str(driver), "--alias", "lama-first"]
+        done = subprocess.run(
+            [*command, "--plan-file", str(plan), str(domain), str(problem)],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-2000:]
+        return [line for line in plan.read_text().splitlines() if line.startswith("(")]
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [
+        "childsnack",  # negative preconditions, constants
+        "storage",  # a type under two parents, `either`, `object` as a parent
+        "barman-sequential-optimal",  # action costs
+        "sokoban-sequential-optimal",  # action costs, a larger search
+    ],
+)
+def test_an_ipc_problem_plans_as_fast_downward_plans_it(folder: str) -> None:
+    domain, problem = first_problem(ROOT / folder)
+    task = PlanningTask.load(domain, problem)
+    result = make_planner().solve(task, 30.0)
+    assert result.found, result.detail
+    assert result.planner == "fast_downward"
+    assert replay(task, result.steps)  # PDDL's semantics agree with the planner's
+    theirs = fast_downward_alone(domain, problem)
+    assert theirs  # Fast Downward solves it too
+    if task.has_action_costs:
+        assert isinstance(result.extra["cost"], int) and result.extra["cost"] > 0
+
+
+def test_derived_predicates_plan_with_fast_downward() -> None:
+    domain, problem = first_problem(ROOT / "social-planning")
+    result = make_planner().solve(PlanningTask.load(domain, problem), 30.0)
+    assert result.found and len(result.steps) == len(fast_downward_alone(domain, problem))
+
+
+@pytest.mark.parametrize(
+    ("folder", "said"),
+    [
+        ("block-grouping", "line 34: (<= ...) is numeric conditions"),
+        ("depots-numeric-automatic", "line 27: (increase (fuel-cost) ...) changes a numeric"),
+        ("drone", "line 41: (>= ...) is numeric conditions"),
+    ],
+)
+def test_numeric_planning_is_refused_with_the_construct_and_line(folder: str, said: str) -> None:
+    domain, problem = first_problem(ROOT / folder)
+    with pytest.raises(PddlLoadError) as refused:
+        PlanningTask.load(domain, problem)
+    assert said in refused.value.message
+
+
+def test_cowp_plan_plans_an_ipc_problem_from_the_command_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    domain, problem = first_problem(ROOT / "storage")
+    assert main(["plan", "--domain", str(domain), "--problem", str(problem)]) == 0
+    out = capsys.readouterr().out
+    assert "plan by fast_downward" in out
+    assert "(lift hoist0 crate0" in out
