@@ -31,18 +31,8 @@ PRIMITIVES = (
     "fetch",
 )
 GRIPPER_COMMANDS = ("open", "close")
-# Primitives whose value is a role to bind (the others take a literal: a pose, a command).
-ROLE_PRIMITIVES = (
-    "navigate",
-    "grasp",
-    "release",
-    "detect",
-    "approach",
-    "reach",
-    "lift",
-    "holding",
-    "fetch",
-)
+# Primitives whose value is a role to bind; `arm` takes a pose name, `gripper` a command.
+ROLE_PRIMITIVES = tuple(p for p in PRIMITIVES if p not in ("arm", "gripper"))
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,11 @@ class Recorder:
 
 
 def make(
-    robot: RobotConfig, skill_map: SkillMap, backend: Recorder, camera: bool = False
+    robot: RobotConfig,
+    skill_map: SkillMap,
+    backend: Recorder,
+    camera: bool = False,
+    carry_pose: str = "",
 ) -> SkillRunner:
     world = Whereabouts(
         set(robot.base.locations),
@@ -68,7 +72,12 @@ def make(
     )
     backends = Backends(backend, backend, backend, backend if camera else None)
     return SkillRunner(
-        skill_map, world, backends, locations=robot.base.locations, arm_poses=robot.arm.poses
+        skill_map,
+        world,
+        backends,
+        locations=robot.base.locations,
+        arm_poses=robot.arm.poses,
+        carry_pose=carry_pose,
     )
 
 
@@ -107,19 +116,7 @@ def test_a_drive_first_tucks_the_arm_into_the_carry_pose(
     robot: RobotConfig, skill_map: SkillMap
 ) -> None:
     backend = Recorder()
-    world = Whereabouts(
-        set(robot.base.locations),
-        location_aliases=skill_map.location_aliases,
-        object_locations=skill_map.object_locations,
-    )
-    runner = SkillRunner(
-        skill_map,
-        world,
-        Backends(backend, backend, backend, None),
-        locations=robot.base.locations,
-        arm_poses=robot.arm.poses,
-        carry_pose="carry",
-    )
+    runner = make(robot, skill_map, backend, carry_pose="carry")
     assert runner.run("find_faucet", ["faucet_1"], threading.Event()).ok
     # Where the arm is at start is not known: it is tucked before the first drive.
     assert backend.calls[:2] == ["arm carry", "base sink"]
@@ -140,15 +137,7 @@ def test_the_base_stays_when_the_arm_cannot_be_tucked(
     robot: RobotConfig, skill_map: SkillMap
 ) -> None:
     backend = Recorder(fail_on="arm carry")
-    world = Whereabouts(set(robot.base.locations), object_locations=skill_map.object_locations)
-    runner = SkillRunner(
-        skill_map,
-        world,
-        Backends(backend, backend, backend, None),
-        locations=robot.base.locations,
-        arm_poses=robot.arm.poses,
-        carry_pose="carry",
-    )
+    runner = make(robot, skill_map, backend, carry_pose="carry")
     outcome = runner.run("walk", ["table_1"], threading.Event())
     assert not outcome.ok and "base kept still" in outcome.message
     assert not any(call.startswith("base") for call in backend.calls)
