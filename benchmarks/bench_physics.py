@@ -123,8 +123,15 @@ def main() -> int:
     parser.add_argument("--rtf", type=float, default=0.0, help="physics_world.real_time_factor")
     parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--keep", type=Path, help="keep the node logs and reports here")
+    parser.add_argument(
+        "--smoke", action="store_true", help="CI: one scenario's world stepping alone, no graph"
+    )
     args = parser.parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    if args.smoke:
+        alone = stepping_alone("serve_water_cutlery_in_cup", seconds=2.0)
+        print(f"serve_water_cutlery_in_cup stepping alone: real-time factor {alone:.1f}")
+        return 0
     names = args.scenario or [
         name
         for name in available_scenarios()

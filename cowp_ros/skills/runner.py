@@ -39,8 +39,10 @@ PICK_POSES = {"approach": "pre_grasp", "reach": "grasp", "lift": "pre_grasp"}
 PUT_POSES = {"approach": "pre_grasp", "reach": "place", "lift": "pre_grasp"}
 # A put-down object is let go this far above the surface.
 PUT_DOWN_DROP_M = 0.01
-# The skill `fetch: ROLE` runs to pick up an object the robot does not hold yet.
+# The skill `fetch: ROLE` runs to pick up an object the robot does not hold yet, and
+# the one it first puts a held object down with.
 FETCH_SKILL = "pick"
+PUT_DOWN_SKILL = "place"
 
 
 @dataclass
@@ -176,14 +178,28 @@ class SkillRunner:
 
     def _fetch(self, name: str, cancel: threading.Event) -> MotionResult:
         """Pick `name` up with the `pick` skill unless the robot already holds it: a
-        PDDL action that puts an object somewhere need not have a step that grasps it."""
+        PDDL action that puts an object somewhere need not have a step that grasps it.
+        An object held instead is put down where the base is first."""
         if self.world.holding == name.strip().lower():
             return MotionResult.success(f"already holding {name}")
-        if self.world.holding is not None:  # opening the hand would drop it
-            return MotionResult.failure(
-                f"cannot pick up {name}: the hand holds {self.world.holding}, and the task "
-                "gives no step that puts it down first"
-            )
+        held, here = self.world.holding, self.world.base_location
+        if held is not None:  # put it down here first: opening the hand would drop it
+            if here is None:
+                return MotionResult.failure(
+                    f"cannot pick up {name}: the hand holds {held}, and the base is not at a "
+                    "named location to put it down"
+                )
+            put = self.skill_map.call_skill(PUT_DOWN_SKILL, [f"object={held}", f"location={here}"])
+            for primitive in put.skill.steps:
+                if cancel.is_set():
+                    return MotionResult.canceled(f"putting {held} down canceled")
+                outcome = self._run_primitive(primitive, put, cancel)
+                if not outcome.ok:
+                    return type(outcome)(
+                        outcome.status,
+                        f"putting {held} down to free the hand ({describe(primitive, put)}): "
+                        f"{outcome.message}",
+                    )
         call = self.skill_map.call_skill(FETCH_SKILL, [f"object={name}"])
         for primitive in call.skill.steps:
             if cancel.is_set():

@@ -43,6 +43,11 @@ def test_every_script_has_a_smoke_run() -> None:
     assert {f"test_{Path(s).stem}" for s in scripts} <= tested
 
 
+def test_bench_physics(tmp_path: Path) -> None:
+    out = smoke("bench_physics.py", tmp_path)
+    assert "stepping alone: real-time factor" in out
+
+
 def test_bench_replanning(tmp_path: Path) -> None:
     out = smoke("bench_replanning.py", tmp_path, "--json", "timings.json")
     assert "ALL            pyperplan" in out and (tmp_path / "timings.json").is_file()

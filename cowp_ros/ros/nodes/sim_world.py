@@ -162,7 +162,11 @@ class SimWorld(Node):
             (thing := self.scenario.object(name)) is not None and thing.graspable
             for name in arguments
         )
-        self.gripper.object_stop_m = self.grasp_stop_m if touching else None
+        if touching:
+            self.gripper.object_stop_m = self.grasp_stop_m
+        elif self.gripper.target >= self.gripper.position - 1e-4:
+            # open fingers hold nothing; closed ones keep what they hold on other steps
+            self.gripper.object_stop_m = None
         self.events.on_step(step)
 
     # ------------------------------------------------------------------ state out
