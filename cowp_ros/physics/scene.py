@@ -354,7 +354,7 @@ def _front_xml(front: SlidingFront) -> str:
         f'<body name={quoteattr(front.name)} pos="{_vec(front.x, front.y, front.z + 0.002)}"'
         f' euler="0 0 {front.yaw:.6f}" gravcomp="1">'
         f'<joint name={quoteattr(front.name + "_slide")} type="slide" axis="-1 0 0"'
-        f' range="0 {FRONT_TRAVEL}" damping="30" frictionloss="40"/>'
+        f' range="0 {FRONT_TRAVEL}" damping="30" frictionloss="3"/>'
         f'<inertial pos="0 0 {height / 2}" mass="1.0" diaginertia="0.01 0.01 0.01"/>'
         f'<geom class="object" type="box" size="{_vec(depth / 2, width / 2, height / 2)}"'
         f' pos="{_vec(0, 0, height / 2)}" rgba="0.6 0.5 0.4 1"/>'
