@@ -132,9 +132,17 @@ def main() -> int:
         alone = stepping_alone("serve_water_cutlery_in_cup", seconds=2.0)
         print(f"serve_water_cutlery_in_cup stepping alone: real-time factor {alone:.1f}")
         return 0
+    known = available_scenarios()
+    unknown = [name for name in args.scenario or [] if name not in known]
+    if unknown:
+        print(
+            f"bench_physics: unknown scenario {', '.join(unknown)}; known: {', '.join(known)}",
+            file=sys.stderr,
+        )
+        return 2
     names = args.scenario or [
         name
-        for name in available_scenarios()
+        for name in known
         if any(event.blocks is not None for event in load_scenario(name).events)
     ]
     rows = []

@@ -132,6 +132,10 @@ class ObjectLog:
     """What became of each object: lifts, grasps, where it came to rest."""
 
     records: dict[str, ObjectRecord] = field(default_factory=dict)
+    # "<name> left the fingers at t s (x, y, z)": each time a held object stops being
+    # between both pads, for the node's log and the report
+    releases: list[str] = field(default_factory=list)
+    _between: set[str] = field(default_factory=set)
 
     def start(self, world: PhysicsWorld, names: list[str]) -> None:
         for name in names:
@@ -151,8 +155,16 @@ class ObjectLog:
         for name, record in self.records.items():
             position, _ = world.body_pose(name)
             record.highest_lift_m = max(record.highest_lift_m, float(position[2]) - record.start[2])
-            if len(pads.get(name, ())) == 2 and position[2] - record.start[2] > 0.02:
+            between = len(pads.get(name, ())) == 2
+            if between and position[2] - record.start[2] > 0.02:
                 record.held = True
+                self._between.add(name)
+            elif not between and name in self._between:
+                self._between.discard(name)
+                x, y, z = (float(v) for v in position)
+                self.releases.append(
+                    f"{name} left the fingers at {world.time:.2f} s ({x:.2f}, {y:.2f}, {z:.2f})"
+                )
             record.end = tuple(round(float(v), 4) for v in position)  # type: ignore[assignment]
             record.resting_on = under.get(name, "")
 

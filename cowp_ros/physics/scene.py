@@ -22,7 +22,14 @@ from xml.sax.saxutils import quoteattr
 from cowp_ros.skills import kinematics
 from cowp_ros.skills.config import SurfaceConfig
 from cowp_ros.skills.interfaces import Pose2D
-from cowp_ros.skills.object_shapes import Form, Shape, shape_of
+from cowp_ros.skills.object_shapes import (
+    FRONT_BLOCK,
+    HANDLE_BAR,
+    OPENABLE,
+    Form,
+    Shape,
+    shape_of,
+)
 
 # The robot's dimensions (config/gazebo/cowp_robot.urdf.xacro).
 WHEEL_RADIUS = 0.1
@@ -46,6 +53,8 @@ ARM_PREFIX = "ur_"
 # wrists. The controller feeds the trajectory's velocity forward (world.py), so the
 # damping does not make the arm lag its trajectory.
 ARM_GAINS = ((10000.0, 350.0), (1000.0, 30.0))
+# Room below closed for a closing finger's servo aimed past its goal (the world's grip).
+FINGER_SQUEEZE_ROOM = 0.02
 FINGER_JOINTS = ("robotiq_hande_left_finger_joint", "robotiq_hande_right_finger_joint")
 BASE_JOINTS = ("base_x", "base_y", "base_yaw")
 
@@ -105,14 +114,8 @@ def spot_position(config: SurfaceConfig, index: int, pose: Pose2D) -> tuple[floa
     return pose.x + c * dx - s * dy, pose.y + s * dx + c * dy
 
 
-# Locations where nothing stands on a surface: the robot only drives there.
-OPEN_LOCATIONS = frozenset({"charging_dock", "dining_area", "outlet", "sofa", "chair"})
-# Fixtures the robot opens by a handle (skills.yaml's open skill): a sliding front.
-OPENABLE = frozenset({"cupboard", "drawer", "fridge", "oven", "microwave", "dishwasher"})
-# The sliding front: how far it opens, the handle block's height, the bar on top.
+# How far a sliding front opens (its block and handle: object_shapes.FRONT_HANDLE).
 FRONT_TRAVEL = 0.2
-FRONT_BLOCK = (0.04, 0.08, 0.07)  # depth, width, height (m)
-HANDLE = (0.018, 0.12, 0.014)
 
 
 def surface_for(location: str, pose: Pose2D, height: float) -> Surface:
@@ -138,7 +141,7 @@ def layout_for(
     config = surfaces or SurfaceConfig()
     layout = Layout()
     for name, where in locations.items():
-        if name not in OPEN_LOCATIONS:
+        if not config.on_floor(name):
             layout.surfaces[name] = surface_for(name, where, config.height)
     used: dict[str, int] = {}
     for name, kind, location, _ in objects:
@@ -348,7 +351,7 @@ def _surface_xml(surface: Surface) -> str:
 
 def _front_xml(front: SlidingFront) -> str:
     depth, width, height = FRONT_BLOCK
-    bar_x, bar_y, bar_z = HANDLE
+    bar_x, bar_y, bar_z = HANDLE_BAR
     # held by its slide (gravity compensated), 2 mm above the surface it slides over
     return (
         f'<body name={quoteattr(front.name)} pos="{_vec(front.x, front.y, front.z + 0.002)}"'
@@ -386,7 +389,8 @@ def model_xml(
         )
     finger_actuators = [
         f'<position name="{joint}" joint="{joint}" kp="20000" kv="100"'
-        f' forcerange="{-gripper_effort_n} {gripper_effort_n}" ctrlrange="0 {FINGER_STROKE}"/>'
+        f' forcerange="{-gripper_effort_n} {gripper_effort_n}"'
+        f' ctrlrange="{-FINGER_SQUEEZE_ROOM} {FINGER_STROKE}"/>'
         for joint in FINGER_JOINTS
     ]
     base_actuators = [

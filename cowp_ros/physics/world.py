@@ -31,6 +31,9 @@ from cowp_ros.skills import kinematics
 from cowp_ros.skills.interfaces import Pose2D
 
 ARM_JOINTS = tuple(ARM_PREFIX + j for j in kinematics.JOINTS)
+# How far past its goal a closing finger's servo aims, in units of the force limit's
+# travel (effort / kp).
+SQUEEZE_MARGIN = 1.5
 # The Hand-E: 150 mm/s closing, so 75 mm/s per finger; grip force 20 to 185 N.
 FINGER_SPEED_M_S = 0.075
 EFFORT_RANGE_N = (20.0, 185.0)
@@ -81,6 +84,7 @@ class PhysicsWorld:
         self.finger_goal = self.finger_position()
         self.finger_setpoint = self.finger_goal
         self.effort_n = float(m.actuator_forcerange[self._finger_act[0]][1])
+        self._finger_kp = float(m.actuator_gainprm[self._finger_act[0]][0])
         mujoco.mj_forward(m, self.data)
 
     # ------------------------------------------------------------------ reads
@@ -208,8 +212,15 @@ class PhysicsWorld:
         step = FINGER_SPEED_M_S * dt
         error = self.finger_goal - self.finger_setpoint
         self.finger_setpoint += math.copysign(min(abs(error), step), error)
+        # Closing, the Hand-E presses with its set force once the fingers stall: the
+        # position servo is aimed past the goal by more than the force limit's travel,
+        # so fingers that rest on an object push with the force limit, not with what
+        # is left of the position error.
+        squeeze = 0.0
+        if self.finger_goal < self.finger_position() - 0.001:
+            squeeze = SQUEEZE_MARGIN * self.effort_n / self._finger_kp
         for act in self._finger_act:
-            ctrl[act] = self.finger_setpoint
+            ctrl[act] = self.finger_setpoint - squeeze
 
     def settle(self, seconds: float) -> None:
         self.step(max(1, round(seconds / self.model.opt.timestep)))

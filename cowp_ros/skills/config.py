@@ -99,10 +99,26 @@ class GripperConfig:
 @dataclass(frozen=True)
 class SurfaceConfig:
     """Work surfaces at the named locations: height, and object spots (x ahead, y left
-    of each location's base pose), the first the one the calibrated grasp reaches."""
+    of each location's base pose), the first the one the calibrated grasp reaches. At
+    the floor locations there is no surface: an object is put down on the floor, at the
+    floor spots (closer in: the arm reaches less far down)."""
 
     height: float = 0.75
     spots: tuple[tuple[float, float], ...] = ((0.804, 0.133),)
+    floor_locations: frozenset[str] = frozenset(
+        {"charging_dock", "dining_area", "outlet", "sofa", "chair"}
+    )
+    floor_spots: tuple[tuple[float, float], ...] = ((0.6, 0.1), (0.6, -0.1))
+
+    def on_floor(self, location: str) -> bool:
+        return location in self.floor_locations
+
+    def put_down_spot(self, location: str, index: int) -> tuple[tuple[float, float], float]:
+        """The `index`th put-down spot at `location` (x ahead, y left of its base pose)
+        and the height it stands at."""
+        if self.on_floor(location):
+            return self.floor_spots[index % len(self.floor_spots)], 0.0
+        return self.spots[index % len(self.spots)], self.height
 
 
 @dataclass(frozen=True)
@@ -310,14 +326,32 @@ def _surfaces(path: Path, data: Any) -> SurfaceConfig:
     if data is None:
         return SurfaceConfig()
     reader = _Reader(path, "surfaces", data)
-    spots = reader._get("spots")
-    if not (
-        isinstance(spots, list)
-        and spots
-        and all(isinstance(s, list) and len(s) == 2 and all(_finite(v) for v in s) for s in spots)
+    defaults = SurfaceConfig()
+
+    def spots_of(
+        key: str, default: tuple[tuple[float, float], ...]
+    ) -> tuple[tuple[float, float], ...]:
+        spots = data.get(key) if isinstance(data, dict) else None
+        if spots is None and key != "spots":
+            return default
+        if not (
+            isinstance(spots, list)
+            and spots
+            and all(
+                isinstance(s, list) and len(s) == 2 and all(_finite(v) for v in s) for s in spots
+            )
+        ):
+            raise CowpError(f"{path_key(path, 'surfaces', key)} must list [x, y] pairs (m)")
+        return tuple((float(x), float(y)) for x, y in spots)
+
+    floor = data.get("floor_locations") if isinstance(data, dict) else None
+    if floor is not None and not (
+        isinstance(floor, list) and all(isinstance(name, str) and name for name in floor)
     ):
-        raise CowpError(f"{path_key(path, 'surfaces', 'spots')} must list [x, y] pairs (m)")
+        raise CowpError(f"{path_key(path, 'surfaces', 'floor_locations')} must list location names")
     return SurfaceConfig(
         height=reader.number("height"),
-        spots=tuple((float(x), float(y)) for x, y in spots),
+        spots=spots_of("spots", defaults.spots),
+        floor_locations=frozenset(floor) if floor is not None else defaults.floor_locations,
+        floor_spots=spots_of("floor_spots", defaults.floor_spots),
     )

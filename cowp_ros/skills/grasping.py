@@ -8,6 +8,9 @@ with its fingers closing across the object, solved by UR's closed-form inverse
 kinematics, the solution nearest the calibrated pose taken (the same elbow and wrist
 branch the teach pendant chose). `approach` and `lift` are the same pose raised by
 `clearance_m`, so the hand comes down onto the object and goes straight up with it.
+A sliding front's handle is taken the same way and `pull` draws it `pull_m` along the
+front's own axis, toward the robot: the direction the front slides, whatever the angle
+the base stopped at.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from cowp_ros.skills import kinematics
 from cowp_ros.skills.interfaces import ObjectPose, Pose2D
 from cowp_ros.skills.object_shapes import Form, shape_of
 
-STAGES = ("approach", "reach", "lift")
+STAGES = ("approach", "reach", "lift", "pull")
 # An object leaning further than this from upright is not taken from above.
 MAX_TILT_RAD = 0.35
 
@@ -35,6 +38,7 @@ class ArmGeometry:
     mount: tuple[float, float, float]  # ur_base_link in base_footprint, on the floor (m)
     tcp_from_tool0_m: float  # the grasp point between the pads, along tool0's z
     clearance_m: float = 0.12  # approach and lift height above the grasp
+    pull_m: float = 0.15  # how far `pull` draws a front's handle toward the robot
 
 
 def _wrap(angle: float) -> float:
@@ -48,8 +52,8 @@ def grasp_point(kind: str, obj: ObjectPose) -> tuple[np.ndarray, float]:
     c, s = math.cos(obj.yaw), math.sin(obj.yaw)
     point = np.array([obj.x + c * gx - s * gy, obj.y + s * gx + c * gy, obj.z + gz])
     closing = obj.yaw + shape.closing_yaw()
-    if shape.form is Form.CYLINDER or shape.form is Form.BLOCK:
-        closing = math.nan  # any direction closes across a round or square object
+    if shape.form is Form.CYLINDER:
+        closing = math.nan  # any direction closes across a round object
     return point, closing
 
 
@@ -71,7 +75,9 @@ def grasp_joints(
             "top-down grasp cannot take it"
         )
     point, closing = grasp_point(kind, obj)
-    if stage != "reach":
+    if stage == "pull":  # a front slides along its -x, toward whoever faces it
+        point = point - geometry.pull_m * np.array([math.cos(obj.yaw), math.sin(obj.yaw), 0.0])
+    elif stage != "reach":
         point = point + np.array([0.0, 0.0, geometry.clearance_m])
     # The point in the base's floor frame, then in the arm's base frame.
     c, s = math.cos(base.yaw), math.sin(base.yaw)
@@ -89,7 +95,12 @@ def grasp_joints(
         closing_local = closing - base.yaw
         # tool0 x = (cos t, sin t), the fingers close along its y = (sin t, -cos t)
         first = _wrap(closing_local + math.pi / 2)
-        yaws = sorted((first, _wrap(first + math.pi)), key=lambda t: abs(_wrap(t - reference_yaw)))
+        # a square block closes across either pair of faces, never across its corners
+        turns = 4 if shape_of(kind).form is Form.BLOCK else 2
+        yaws = sorted(
+            (_wrap(first + k * 2 * math.pi / turns) for k in range(turns)),
+            key=lambda t: abs(_wrap(t - reference_yaw)),
+        )
     for yaw in yaws:
         tool0 = kinematics.top_down(
             in_arm[0], in_arm[1], in_arm[2] + geometry.tcp_from_tool0_m, yaw

@@ -35,8 +35,11 @@ Report = Callable[[float, str], None]
 
 # The calibrated poses a grasp (or a put-down) falls back on when the object's pose
 # (or the base's) is not known: robot.yaml arm.poses, taught for the first spot.
-PICK_POSES = {"approach": "pre_grasp", "reach": "grasp", "lift": "pre_grasp"}
-PUT_POSES = {"approach": "pre_grasp", "reach": "place", "lift": "pre_grasp"}
+PICK_POSES = {"approach": "pre_grasp", "reach": "grasp", "lift": "pre_grasp", "pull": "pull"}
+PUT_POSES = {"approach": "pre_grasp", "reach": "place", "lift": "pre_grasp", "pull": "pull"}
+# A pulled front must have followed the hand at least this share of the pull.
+PULL_FOLLOWED = 0.5
+PULL_SETTLE_S = 1.0
 # A put-down object is let go this far above the surface.
 PUT_DOWN_DROP_M = 0.01
 # The skill `fetch: ROLE` runs to pick up an object the robot does not hold yet, and
@@ -83,6 +86,9 @@ class SkillRunner:
         self.arm_at: str | None = None
         # The last grasp or put-down computed from poses, which `lift` raises the hand from.
         self._reached: tuple[str, ObjectPose, Pose2D] | None = None
+        # The arm ended a pull at the calibrated pose: `lift` falls back on the carry
+        # pose, never on pre_grasp, which would sweep the open hand through the handle.
+        self._pulled = False
 
     def resolve(self, action: str, arguments: list[str] | tuple[str, ...]) -> SkillCall:
         return self.skill_map.resolve(action, arguments)
@@ -155,6 +161,8 @@ class SkillRunner:
             if outcome.ok:
                 self.world.picked(call.roles[value])
             return outcome
+        if kind == "grip":  # a handle: something must be between the fingers
+            return self.backends.gripper.close(cancel, expect_object=True)
         if kind == "fetch":
             return self._fetch(call.roles[value], cancel)
         if kind == "holding":
@@ -218,12 +226,46 @@ class SkillRunner:
         held = self.world.holding
         putting = held is not None and name.strip().lower() != held
         fallback = (PUT_POSES if putting else PICK_POSES)[stage]
+        if stage == "lift" and self._pulled:
+            fallback = self.carry_pose or "pull"
+        self._pulled = False
+        handle = self._reached[1] if stage == "pull" and self._reached is not None else None
         computed = self._computed(stage, name, held if putting else None, fallback)
         if computed is None:
-            return self._move_arm(fallback, cancel)
+            outcome = self._move_arm(fallback, cancel)
+            self._pulled = stage == "pull" and outcome.ok
+            return outcome
         positions, target = computed
         self.arm_at = None
-        return self.backends.arm.move_to(f"{stage} {target}", positions, cancel)
+        outcome = self.backends.arm.move_to(f"{stage} {target}", positions, cancel)
+        if outcome.ok and handle is not None:
+            return self._front_followed(name, handle, cancel)
+        return outcome
+
+    def _front_followed(
+        self, name: str, handle: ObjectPose, cancel: threading.Event
+    ) -> MotionResult:
+        """After a pull: the front (its frame on TF) moved with the hand, or the step
+        failed (the handle slipped out of the fingers, the front is stuck)."""
+        poses = self.backends.poses
+        pull = self.geometry.pull_m if self.geometry is not None else 0.0
+        moved = 0.0
+        waited = 0.0
+        while poses is not None:
+            now = poses.object_pose(name)
+            if now is not None:
+                moved = math.hypot(now.x - handle.x, now.y - handle.y)
+                if moved >= PULL_FOLLOWED * pull:
+                    return MotionResult.success(f"{name} pulled {moved * 100:.0f} cm open")
+            if waited >= PULL_SETTLE_S or cancel.wait(0.05):
+                break
+            waited += 0.05
+        if cancel.is_set():
+            return MotionResult.canceled(f"canceled while checking that {name} opened")
+        return MotionResult.failure(
+            f"the hand moved {pull * 100:.0f} cm but {name} opened only {moved * 100:.1f} cm "
+            "(the handle slipped from the fingers, or the front is stuck)"
+        )
 
     def _computed(
         self, stage: str, name: str, putting: str | None, fallback: str
@@ -239,6 +281,21 @@ class SkillRunner:
                 kind, reached, stood, self.geometry, self.arm_poses[fallback], "lift"
             )
             return joints, f"{kind} (straight up)"
+        if stage == "pull" and self._reached is not None:
+            kind, reached, stood = self._reached
+            joints = grasp_joints(
+                kind, reached, stood, self.geometry, self.arm_poses[fallback], "pull"
+            )
+            c, s = math.cos(reached.yaw), math.sin(reached.yaw)
+            pulled = ObjectPose(
+                reached.x - c * self.geometry.pull_m,
+                reached.y - s * self.geometry.pull_m,
+                reached.z,
+                reached.yaw,
+                reached.tilt,
+            )
+            self._reached = (kind, pulled, stood)
+            return joints, f"{kind} (pulling its front)"
         base = poses.base_pose()
         if base is None:
             return None
@@ -248,15 +305,16 @@ class SkillRunner:
             if where is None:
                 return None
             spot = self.world.placed_at(location)
-            dx, dy = self.surfaces.spots[spot % len(self.surfaces.spots)]
+            (dx, dy), height = self.surfaces.put_down_spot(location, spot)
             c, s = math.cos(where.yaw), math.sin(where.yaw)
             target = ObjectPose(
                 where.x + c * dx - s * dy,
                 where.y + s * dx + c * dy,
-                self.surfaces.height + PUT_DOWN_DROP_M,
+                height + PUT_DOWN_DROP_M,
                 where.yaw,
             )
-            kind, said = object_class(putting), f"spot {spot + 1} at {location}"
+            ground = "on the floor " if self.surfaces.on_floor(location) else ""
+            kind, said = object_class(putting), f"spot {spot + 1} {ground}at {location}"
         else:
             found = poses.object_pose(name)
             if found is None:
@@ -291,12 +349,19 @@ def describe(primitive: Primitive, call: SkillCall) -> str:
         return f"{'opening' if value == 'open' else 'closing'} gripper"
     if kind == "grasp":
         return f"grasping {call.roles.get(value, value)}"
+    if kind == "grip":
+        return f"gripping the handle of {call.roles.get(value, value)}"
     if kind == "holding":
         return f"checking the grasp of {call.roles.get(value, value)}"
     if kind == "fetch":
         return f"fetching {call.roles.get(value, value)} unless held"
     if kind in STAGES:
-        verb = {"approach": "approaching", "reach": "reaching", "lift": "lifting at"}[kind]
+        verb = {
+            "approach": "approaching",
+            "reach": "reaching",
+            "lift": "lifting at",
+            "pull": "pulling",
+        }[kind]
         return f"{verb} {call.roles.get(value, value)}"
     if kind == "release":
         return f"releasing {call.roles.get(value, value)}"

@@ -22,11 +22,13 @@ PRIMITIVES = (
     "arm",
     "gripper",
     "grasp",
+    "grip",
     "release",
     "detect",
     "approach",
     "reach",
     "lift",
+    "pull",
     "holding",
     "fetch",
 )

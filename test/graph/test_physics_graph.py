@@ -30,13 +30,11 @@ NODES = ["physics_world", "planner", "commonsense", "executor", "task_manager"]
 # scenario -> the objects carried and the surface each should end on, the fronts opened
 CARRIED = {
     "serve_water_cutlery_in_cup": ({"mug_1": "table"}, ()),
-    "serve_water_harmless": ({"cup_1": "table"}, ()),
     "fill_cup_cracked_cup": ({"mug_1": "table"}, ()),
+    "set_table_chipped_plate": ({"bowl_1": "table", "fork_1": "table"}, ("cupboard_1",)),
 }
-# set_table (the bowl and the fork to the table, the cupboard's front opened) completes
-# when the cupboard is looked at before it is opened (Fast Downward's plan); pyperplan's
-# plan walks there and opens it from the carry pose, and the calibrated grasp then
-# closes off the handle: bench_physics.py measures it, CI does not run it yet.
+# serve_water_harmless (the cup itself carried) runs in bench_physics.py; CI keeps to
+# the three tasks above to stay within its time for the physics tests.
 
 
 @pytest.fixture

@@ -237,3 +237,75 @@ def test_the_physics_robot_is_the_gazebo_robots_description() -> None:
     names = {model.joint(i).name for i in range(model.njnt)}
     assert {f"ur_{j}" for j in ("shoulder_pan_joint", "elbow_joint", "wrist_3_joint")} <= names
     assert {"robotiq_hande_left_finger_joint", "robotiq_hande_right_finger_joint"} <= names
+
+
+def _computed_move(
+    world: PhysicsWorld, robot: RobotConfig, kind: str, name: str, base: Pose2D, stage: str
+) -> int:
+    """A grasp stage computed from the object's pose in the world, as the runner does."""
+    from cowp_ros.skills.grasping import grasp_joints
+    from cowp_ros.skills.interfaces import ObjectPose
+    from cowp_ros.skills.runner import arm_geometry
+
+    position, quat = world.body_pose(name)
+    w, x, y, z = quat
+    yaw = math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    obj = ObjectPose(float(position[0]), float(position[1]), float(position[2]), yaw)
+    joints = grasp_joints(kind, obj, base, arm_geometry(robot), robot.arm.poses["grasp"], stage)
+    return move(world, joints)
+
+
+def test_a_thin_object_is_pressed_with_the_commanded_force(robot: RobotConfig) -> None:
+    """A fork leaves the fingers little travel to close; the Hand-E still presses with
+    its set force (it does when it stalls), not with what its position error gives."""
+    counter = robot.base.locations["counter"]
+    layout = layout_for(dict(robot.base.locations), [("fork_1", "fork", "counter", {})])
+    world = PhysicsWorld(model_xml(layout, counter), arm=robot.arm.poses["carry"], fingers=0.025)
+    world.settle(0.3)
+    for stage in ("approach", "reach"):
+        assert _computed_move(world, robot, "fork", "fork_1", counter, stage) == SUCCESSFUL
+    for effort in (60.0, 185.0):  # 185 N: more than the servo's position error gives
+        world.command_gripper(0.0, effort)
+        world.settle(1.0)
+        assert 0.002 < world.finger_position() < 0.01  # resting on the fork
+        assert world.finger_force() == pytest.approx(effort, abs=0.5)
+
+
+@pytest.mark.parametrize(
+    "off", [(0.0, 0.0, 0.0), (0.04, -0.03, 0.08), (-0.03, 0.05, -0.1)], ids=str
+)
+def test_a_cupboard_opens_by_its_handle_wherever_the_base_stopped(
+    robot: RobotConfig, off: tuple[float, float, float]
+) -> None:
+    """The handle gripped and pulled along the front's own axis, computed from where the
+    front is and where the base stopped (within robot.yaml's arrival tolerance)."""
+    at = robot.base.locations["cupboard"]
+    stopped = Pose2D(at.x + off[0], at.y + off[1], at.yaw + off[2])
+    objects = [("cupboard_1", "cupboard", "cupboard", {"graspable": False})]
+    layout = layout_for(dict(robot.base.locations), objects, robot.surfaces)
+    world = PhysicsWorld(model_xml(layout, stopped), arm=robot.arm.poses["carry"], fingers=0.025)
+    world.settle(0.3)
+    monitor = SafetyMonitor()
+    for stage in ("approach", "reach"):
+        assert _computed_move(world, robot, "cupboard", "cupboard_1", stopped, stage) == 0
+    world.command_gripper(0.0, robot.gripper.max_effort_n)
+    world.settle(1.0)
+    assert world.finger_position() > robot.gripper.grasp_threshold_m  # on the handle
+    handle = world.body_pose("cupboard_1")[0]
+    from cowp_ros.skills.grasping import grasp_joints
+    from cowp_ros.skills.interfaces import ObjectPose
+    from cowp_ros.skills.runner import arm_geometry
+
+    geometry = arm_geometry(robot)
+    front = ObjectPose(float(handle[0]), float(handle[1]), float(handle[2]), at.yaw)
+    pulled = grasp_joints("cupboard", front, stopped, geometry, robot.arm.poses["grasp"], "pull")
+    playing = PlayingTrajectory(
+        world.arm_positions(), [Point(3.0, pulled, (0.0,) * 6)], TOLERANCES, ARM_JOINTS
+    )
+    world.play(playing)
+    while world.trajectory is playing:
+        world.step(10)
+        monitor.check(world, robot.gripper.max_effort_n)
+    assert world.verdict is not None and world.verdict.code == SUCCESSFUL
+    assert world.slide_position("cupboard_1") == pytest.approx(geometry.pull_m, abs=0.02)
+    assert monitor.violations == []

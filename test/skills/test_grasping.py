@@ -196,3 +196,116 @@ def test_a_fallen_object_is_not_grasped_from_above(robot: RobotConfig) -> None:
             "bottle", lying, Pose2D(0.0, 0.0, 0.0), arm_geometry(robot),
             robot.arm.poses["grasp"], "reach",
         )  # fmt: skip
+
+
+def _runner(robot: RobotConfig, skill_map: SkillMap, arm: Arm, poses) -> SkillRunner:
+    return SkillRunner(
+        skill_map,
+        Whereabouts(
+            set(robot.base.locations),
+            location_aliases=skill_map.location_aliases,
+            object_locations=skill_map.object_locations,
+        ),
+        Backends(arm, arm, arm, None, poses),
+        locations=robot.base.locations,
+        arm_poses=robot.arm.poses,
+        carry_pose="carry",
+        geometry=arm_geometry(robot),
+        surfaces=robot.surfaces,
+    )
+
+
+class PulledFront(KnownPoses):
+    """The cupboard's front follows the hand's pull by `follows` of it (0: stuck)."""
+
+    def __init__(self, base: Pose2D, front: ObjectPose, arm: Arm, follows: float) -> None:
+        super().__init__(base, {"cupboard_1": front})
+        self.front, self.arm, self.follows = front, arm, follows
+
+    def object_pose(self, name: str) -> ObjectPose | None:
+        if not any(move.startswith("pull") for move, _ in self.arm.moves):
+            return self.front
+        shift = 0.15 * self.follows
+        c, s = math.cos(self.front.yaw), math.sin(self.front.yaw)
+        f = self.front
+        return ObjectPose(f.x - c * shift, f.y - s * shift, f.z, f.yaw)
+
+
+@pytest.mark.parametrize("follows, opened", [(1.0, True), (0.1, False)])
+def test_a_front_is_pulled_along_its_axis_and_must_follow_the_hand(
+    robot: RobotConfig, skill_map: SkillMap, follows: float, opened: bool
+) -> None:
+    at = robot.base.locations["cupboard"]
+    stopped = Pose2D(at.x + 0.03, at.y - 0.02, at.yaw - 0.06)
+    c, s = math.cos(at.yaw), math.sin(at.yaw)
+    front = ObjectPose(at.x + c * 0.8, at.y + s * 0.8, robot.surfaces.height, at.yaw)
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, PulledFront(stopped, front, arm, follows))
+    runner.world.base_location = "cupboard"
+    outcome = runner.run("open_cupboard", ["cupboard_1"], threading.Event())
+    assert outcome.ok is opened, outcome.message
+    names = [name for name, _ in arm.moves]
+    assert names[:3] == [
+        "approach cupboard_1 (from its pose)",
+        "reach cupboard_1 (from its pose)",
+        "pull cupboard (pulling its front)",
+    ]
+    moves = dict(arm.moves)
+    reached = _tcp(robot, moves["reach cupboard_1 (from its pose)"], stopped)
+    pulled = _tcp(robot, moves["pull cupboard (pulling its front)"], stopped)
+    # drawn 15 cm along the front's axis (toward the robot), not the base's
+    assert pulled - reached == pytest.approx([-c * 0.15, -s * 0.15, 0.0], abs=1e-5)
+    # the pads close on the bar, their lower edges clear of the front below it
+    from cowp_ros.skills.object_shapes import FRONT_BLOCK, PAD_HALF_LENGTH_M
+
+    assert reached[2] - PAD_HALF_LENGTH_M > front.z + FRONT_BLOCK[2]
+    if opened:
+        assert names[3:] == ["lift cupboard (straight up)", "carry"]
+        lifted = _tcp(robot, moves["lift cupboard (straight up)"], stopped)
+        assert lifted - pulled == pytest.approx([0.0, 0.0, arm_geometry(robot).clearance_m])
+        assert runner.world.holding is None  # a gripped handle is not a held object
+    else:
+        assert "opened only 1.5 cm" in outcome.message
+        assert "pull skill" not in outcome.message and "open skill" in outcome.message
+
+
+def test_a_calibrated_pull_is_followed_by_the_carry_pose_not_pre_grasp(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, None)
+    runner.world.base_location = "cupboard"
+    assert runner.run("open_cupboard", ["cupboard_1"], threading.Event()).ok
+    assert [name for name, _ in arm.moves] == ["pre_grasp", "grasp", "pull", "carry", "carry"]
+
+
+def test_a_square_block_is_closed_across_its_faces_not_its_corners(robot: RobotConfig) -> None:
+    base = Pose2D(0.0, 0.0, 0.05)
+    for yaw in (0.0, 0.4, -1.2):
+        obj = ObjectPose(0.8, 0.1, robot.surfaces.height, yaw)
+        joints = grasp_joints(
+            "vacuum", obj, base, arm_geometry(robot), robot.arm.poses["grasp"], "reach"
+        )
+        y_axis = kinematics.forward(joints)[:3, 1]
+        closing = math.atan2(y_axis[1], y_axis[0]) + base.yaw
+        # along one of the block's faces' normals: a multiple of 90 degrees from its yaw
+        off = (closing - yaw) % (math.pi / 2)
+        assert min(off, math.pi / 2 - off) < 1e-6
+
+
+def test_an_object_put_down_at_a_floor_location_goes_on_the_floor(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    area = robot.base.locations["dining_area"]
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, KnownPoses(area, {}))
+    runner.world.picked("vacuum_1")
+    runner.world.base_location = "dining_area"
+    assert robot.surfaces.on_floor("dining_area")
+    assert runner.run("put_down", ["vacuum_1", "area_1"], threading.Event()).ok
+    moves = dict(arm.moves)
+    reached = moves["reach spot 1 on the floor at dining_area (from its pose)"]
+    target, _ = grasp_point(
+        "vacuum", ObjectPose(0.0, 0.0, 0.01, 0.0)
+    )  # the grasp point of a vacuum standing 1 cm above the floor
+    assert _tcp(robot, reached, area)[2] == pytest.approx(target[2], abs=1e-5)

@@ -210,3 +210,22 @@ def test_bad_robot_yaml_names_the_key(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(CowpError, match="'gripper' must be a mapping"):
         load_robot_config(path)
+
+
+def test_bad_floor_locations_name_the_key(tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "config" / "robot.yaml").read_text())
+    path = tmp_path / "robot.yaml"
+    data["surfaces"]["floor_spots"] = [[0.6]]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(CowpError, match=r"surfaces\.floor_spots must list \[x, y\] pairs"):
+        load_robot_config(path)
+    data["surfaces"]["floor_spots"] = [[0.5, 0.0]]
+    data["surfaces"]["floor_locations"] = "dining_area"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(CowpError, match=r"surfaces\.floor_locations must list location names"):
+        load_robot_config(path)
+    data["surfaces"]["floor_locations"] = ["hall"]
+    path.write_text(yaml.safe_dump(data))
+    surfaces = load_robot_config(path).surfaces
+    assert surfaces.put_down_spot("hall", 3) == ((0.5, 0.0), 0.0)
+    assert surfaces.put_down_spot("table", 0) == (surfaces.spots[0], surfaces.height)

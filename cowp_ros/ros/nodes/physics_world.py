@@ -199,7 +199,10 @@ class PhysicsWorldNode(Node):
         world = self.world
         # held to robot.yaml's grip force: a goal whose effort is in the wrong unit shows
         self.monitor.check(world, self.robot.gripper.max_effort_n)
+        known = len(self.objects.releases)
         self.objects.update(world)
+        for release in self.objects.releases[known:]:
+            self.get_logger().info(release)
         if (
             not self.navigation.active.is_set()
             and time.monotonic() - self._cmd_vel_at > self.cmd_vel_timeout_s
@@ -231,9 +234,12 @@ class PhysicsWorldNode(Node):
         odom.twist.twist.angular.z = wz
         self.odom_pub.publish(odom)
         transforms = [_transform(stamp, "odom", "base_footprint", pose.x, pose.y, 0.0, pose.yaw)]
-        for obj in self.layout.objects if self.publish_object_poses else ():
-            position, quat = world.body_pose(obj.name)
-            transforms.append(_transform_q(stamp, "map", obj.name, position, quat))
+        # the objects and the sliding fronts (a cupboard's frame is its front's, which
+        # moves as it opens), as a pose estimator would publish them
+        bodies = [o.name for o in self.layout.objects] + [f.name for f in self.layout.fronts]
+        for name in bodies if self.publish_object_poses else ():
+            position, quat = world.body_pose(name)
+            transforms.append(_transform_q(stamp, "map", name, position, quat))
         self.tf_pub.publish(_tf_message_type()(transforms=transforms))
 
     def _publish_static(self) -> None:
@@ -257,6 +263,7 @@ class PhysicsWorldNode(Node):
                 "safety_checks": self.monitor.checks,
                 "violations": [vars(v) for v in self.monitor.violations],
                 "objects": self.objects.summary(),
+                "releases": list(self.objects.releases),
                 "opened_m": {
                     front.name: round(self.world.slide_position(front.name), 4)
                     for front in self.layout.fronts

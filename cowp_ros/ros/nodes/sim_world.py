@@ -159,7 +159,7 @@ class SimWorld(Node):
         """A step starts: set what the gripper would close on, and queue scenario events."""
         arguments = list(step.arguments)
         touching = any(
-            (thing := self.scenario.object(name)) is not None and thing.graspable
+            (thing := self.scenario.object(name)) is not None and thing.gripped
             for name in arguments
         )
         if touching:
