@@ -42,11 +42,8 @@ FINGER_STROKE = 0.025
 # The grasp point between the pads, from tool0 along its z.
 TCP_FROM_TOOL0 = HAND_OFFSET + FINGER_ORIGIN + FINGER_SIZE[2] / 2
 
-# Work surfaces: depth, width, and how far ahead of a location's base pose their front
-# edge is (their height and object spots are robot.yaml's `surfaces`).
-SURFACE_DEPTH = 0.5
-SURFACE_WIDTH = 1.0
-SURFACE_FRONT = 0.45
+# Work surfaces: their height, depth, width, how far ahead of a location's base pose
+# their front edge is, and their object spots are robot.yaml's `surfaces`.
 
 ARM_PREFIX = "ur_"
 # Joint position gains (N m/rad) and damping (N m s/rad): the shoulder and elbow, the
@@ -83,6 +80,8 @@ class Surface:
     y: float
     yaw: float
     height: float
+    depth: float = 0.5
+    width: float = 1.0
 
 
 @dataclass
@@ -118,14 +117,16 @@ def spot_position(config: SurfaceConfig, index: int, pose: Pose2D) -> tuple[floa
 FRONT_TRAVEL = 0.2
 
 
-def surface_for(location: str, pose: Pose2D, height: float) -> Surface:
-    ahead = SURFACE_FRONT + SURFACE_DEPTH / 2
+def surface_for(location: str, pose: Pose2D, config: SurfaceConfig) -> Surface:
+    ahead = config.front_m + config.depth_m / 2
     return Surface(
         location,
         pose.x + math.cos(pose.yaw) * ahead,
         pose.y + math.sin(pose.yaw) * ahead,
         pose.yaw,
-        height,
+        config.height,
+        config.depth_m,
+        config.width_m,
     )
 
 
@@ -142,7 +143,7 @@ def layout_for(
     layout = Layout()
     for name, where in locations.items():
         if not config.on_floor(name):
-            layout.surfaces[name] = surface_for(name, where, config.height)
+            layout.surfaces[name] = surface_for(name, where, config)
     used: dict[str, int] = {}
     for name, kind, location, _ in objects:
         at = locations.get(location)
@@ -158,7 +159,7 @@ def layout_for(
             continue
         if not attributes.get("graspable", True) or kind in OPENABLE:
             if kind in ("sink", "faucet"):
-                back = SURFACE_FRONT + SURFACE_DEPTH - 0.08
+                back = config.front_m + config.depth_m - 0.08
                 layout.fixtures.append(
                     (
                         name,
@@ -344,7 +345,7 @@ def _surface_xml(surface: Surface) -> str:
         f'<body name="surface_{surface.location}" pos="{_vec(surface.x, surface.y, h / 2)}"'
         f' euler="0 0 {surface.yaw:.6f}">'
         f'<geom name="surface_{surface.location}" class="furniture" type="box"'
-        f' size="{SURFACE_DEPTH / 2} {SURFACE_WIDTH / 2} {h / 2}"/>'
+        f' size="{surface.depth / 2} {surface.width / 2} {h / 2}"/>'
         "</body>"
     )
 

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from cowp_ros.physics.navigation import Footprint, GridPlanner
 from cowp_ros.physics.scene import (
-    SURFACE_DEPTH,
-    SURFACE_WIDTH,
     Layout,
     layout_for,
     model_xml,
@@ -43,8 +41,7 @@ def kitchen_layout(scenario: Scenario, robot: RobotConfig) -> Layout:
 def floor_planner(layout: Layout, robot: RobotConfig) -> GridPlanner:
     """The navigation grid over the kitchen, two metres beyond its locations."""
     footprints = [
-        Footprint(s.x, s.y, SURFACE_DEPTH / 2, SURFACE_WIDTH / 2, s.yaw)
-        for s in layout.surfaces.values()
+        Footprint(s.x, s.y, s.depth / 2, s.width / 2, s.yaw) for s in layout.surfaces.values()
     ]
     xs = [p.x for p in robot.base.locations.values()] + [s.x for s in layout.surfaces.values()]
     ys = [p.y for p in robot.base.locations.values()] + [s.y for s in layout.surfaces.values()]

@@ -109,6 +109,11 @@ class SurfaceConfig:
         {"charging_dock", "dining_area", "outlet", "sofa", "chair"}
     )
     floor_spots: tuple[tuple[float, float], ...] = ((0.6, 0.1), (0.6, -0.1))
+    # Each surface as a box for the arm's clearance check: its front edge this far ahead
+    # of the location's base pose, this deep and wide, from the floor to `height`.
+    front_m: float = 0.45
+    depth_m: float = 0.5
+    width_m: float = 1.0
 
     def on_floor(self, location: str) -> bool:
         return location in self.floor_locations
@@ -354,4 +359,7 @@ def _surfaces(path: Path, data: Any) -> SurfaceConfig:
         spots=spots_of("spots", defaults.spots),
         floor_locations=frozenset(floor) if floor is not None else defaults.floor_locations,
         floor_spots=spots_of("floor_spots", defaults.floor_spots),
+        front_m=reader.number_or("front_m", defaults.front_m),
+        depth_m=reader.number_or("depth_m", defaults.depth_m),
+        width_m=reader.number_or("width_m", defaults.width_m),
     )

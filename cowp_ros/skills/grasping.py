@@ -27,6 +27,9 @@ from cowp_ros.skills.interfaces import ObjectPose, Pose2D
 from cowp_ros.skills.object_shapes import Form, shape_of
 
 STAGES = ("approach", "reach", "lift", "pull")
+# The wrist camera's view: above the object's centre (not its grasp point: a dish is
+# taken by its rim), `clearance_m` above its top.
+LOOK = "look"
 # An object leaning further than this from upright is not taken from above.
 MAX_TILT_RAD = 0.35
 
@@ -67,7 +70,7 @@ def grasp_joints(
 ) -> tuple[float, ...]:
     """Joint positions for `stage` of a top-down grasp of `obj` with the base at `base`;
     CowpError when the arm cannot reach it (named with the distance in the arm's frame)."""
-    if stage not in STAGES:
+    if stage not in (*STAGES, LOOK):
         raise CowpError(f"unknown grasp stage '{stage}' (one of {', '.join(STAGES)})")
     if obj.tilt > MAX_TILT_RAD:
         raise CowpError(
@@ -75,7 +78,10 @@ def grasp_joints(
             "top-down grasp cannot take it"
         )
     point, closing = grasp_point(kind, obj)
-    if stage == "pull":  # a front slides along its -x, toward whoever faces it
+    if stage == LOOK:
+        point = np.array([obj.x, obj.y, obj.z + shape_of(kind).height + geometry.clearance_m])
+        closing = math.nan
+    elif stage == "pull":  # a front slides along its -x, toward whoever faces it
         point = point - geometry.pull_m * np.array([math.cos(obj.yaw), math.sin(obj.yaw), 0.0])
     elif stage != "reach":
         point = point + np.array([0.0, 0.0, geometry.clearance_m])

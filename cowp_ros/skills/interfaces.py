@@ -128,3 +128,16 @@ class PoseSource(Protocol):
     def base_pose(self) -> Pose2D | None: ...
 
     def object_pose(self, name: str) -> ObjectPose | None: ...
+
+
+class ObjectLocator(Protocol):
+    """Finds an object near where it is expected, with the wrist camera looking there
+    (a depth image, or a detector's box and a known surface height)."""
+
+    description: str
+
+    def locate(
+        self, name: str, kind: str, expected: ObjectPose, cancel: threading.Event
+    ) -> ObjectPose | None:
+        """Where `name` (of class `kind`) stands, or None when it is not seen."""
+        ...

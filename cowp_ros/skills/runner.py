@@ -8,20 +8,23 @@ primitive; the message says which primitive of which skill failed and why.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from cowp_ros.errors import CowpError
+from cowp_ros.skills.clearance import first_contact, furniture
 from cowp_ros.skills.config import RobotConfig, SurfaceConfig
-from cowp_ros.skills.grasping import STAGES, ArmGeometry, grasp_joints
+from cowp_ros.skills.grasping import LOOK, STAGES, ArmGeometry, grasp_joints
 from cowp_ros.skills.interfaces import (
     ArmBackend,
     BaseBackend,
     CameraBackend,
     GripperBackend,
     MotionResult,
+    ObjectLocator,
     ObjectPose,
     Pose2D,
     PoseSource,
@@ -42,6 +45,8 @@ PULL_FOLLOWED = 0.5
 PULL_SETTLE_S = 1.0
 # A put-down object is let go this far above the surface.
 PUT_DOWN_DROP_M = 0.01
+# The wrist camera looks from this high above where an object is expected.
+LOOK_HEIGHT_M = 0.3
 # The skill `fetch: ROLE` runs to pick up an object the robot does not hold yet, and
 # the one it first puts a held object down with.
 FETCH_SKILL = "pick"
@@ -56,6 +61,8 @@ class Backends:
     camera: CameraBackend | None  # None: detections are not verified (find = go and look)
     # None: no poses known; grasps and put-downs use the calibrated named poses
     poses: PoseSource | None = None
+    # None: `look` is skipped; objects are taken where TF or the calibration puts them
+    locator: ObjectLocator | None = None
 
 
 class SkillRunner:
@@ -89,6 +96,12 @@ class SkillRunner:
         # The arm ended a pull at the calibrated pose: `lift` falls back on the carry
         # pose, never on pre_grasp, which would sweep the open hand through the handle.
         self._pulled = False
+        # Where the wrist camera saw each object (the `look` primitive), this step.
+        self._located: dict[str, ObjectPose] = {}
+        # The joint positions the arm was last sent to and reached (None: unknown), the
+        # start of the next computed motion's clearance check.
+        self._arm_q: tuple[float, ...] | None = None
+        self._furniture = furniture(locations, self.surfaces)
 
     def resolve(self, action: str, arguments: list[str] | tuple[str, ...]) -> SkillCall:
         return self.skill_map.resolve(action, arguments)
@@ -102,6 +115,7 @@ class SkillRunner:
     ) -> MotionResult:
         """Execute one step; never raises for a failure the user can act on."""
         step = f"{action}({', '.join(arguments)})"
+        self._located.clear()  # what the camera saw belongs to the step that looked
         try:
             call = self.resolve(action, arguments)
         except CowpError as err:
@@ -158,9 +172,13 @@ class SkillRunner:
             return self.backends.gripper.close(cancel, expect_object=False)
         if kind == "grasp":
             outcome = self.backends.gripper.close(cancel, expect_object=True)
+            if not outcome.ok and outcome.status is not Status.CANCELED:
+                outcome = self._grasp_again(call.roles[value], outcome, cancel)
             if outcome.ok:
                 self.world.picked(call.roles[value])
             return outcome
+        if kind == "look":
+            return self._look(call.roles[value], cancel)
         if kind == "grip":  # a handle: something must be between the fingers
             return self.backends.gripper.close(cancel, expect_object=True)
         if kind == "fetch":
@@ -220,6 +238,71 @@ class SkillRunner:
                 )
         return MotionResult.success(f"fetched {name}")
 
+    def _expected(self, name: str) -> ObjectPose | None:
+        """Where `name` should stand: its frame on TF, else the first spot of its
+        location (the calibrated one), on the surface or the floor."""
+        poses = self.backends.poses
+        known = poses.object_pose(name) if poses is not None else None
+        if known is not None:
+            return known
+        location = self.world.location_of(name)
+        where = self.locations.get(location)
+        if where is None:
+            return None
+        (dx, dy), height = self.surfaces.put_down_spot(location, 0)
+        c, s = math.cos(where.yaw), math.sin(where.yaw)
+        return ObjectPose(where.x + c * dx - s * dy, where.y + s * dx + c * dy, height, where.yaw)
+
+    def _look(self, name: str, cancel: threading.Event) -> MotionResult:
+        """The wrist camera above where `name` should be; where it is seen is where the
+        grasp goes. Skipped without a camera locator or without poses."""
+        locator, poses = self.backends.locator, self.backends.poses
+        if locator is None or poses is None or self.geometry is None:
+            return MotionResult.success("no camera to look with")
+        base, expected = poses.base_pose(), self._expected(name)
+        if base is None or expected is None:
+            return MotionResult.success(f"not looking: where {name} should be is unknown")
+        kind = object_class(name)
+        above = dataclasses.replace(self.geometry, clearance_m=LOOK_HEIGHT_M)
+        joints = grasp_joints(kind, expected, base, above, self.arm_poses["pre_grasp"], LOOK)
+        moved = self._move_computed(f"look at {name}", joints, cancel)
+        if not moved.ok:
+            return moved
+        found = locator.locate(name, kind, expected, cancel)
+        if found is None:
+            return MotionResult.failure(
+                f"the wrist camera did not see {name} near where it should be "
+                f"({expected.x:.2f}, {expected.y:.2f})"
+            )
+        self._located[name.strip().lower()] = found
+        off = math.hypot(found.x - expected.x, found.y - expected.y)
+        return MotionResult.success(f"saw {name} {off * 100:.1f} cm from where expected")
+
+    def _grasp_again(
+        self, name: str, missed: MotionResult, cancel: threading.Event
+    ) -> MotionResult:
+        """A grasp computed from a pose that closed on nothing: look again, come down
+        again where the camera now sees the object, close once more; else fail with
+        both reasons."""
+        if self.backends.locator is None or self._reached is None:
+            return missed
+        self._reached = None
+        steps: list[Callable[[], MotionResult]] = [
+            lambda: self.backends.gripper.open(cancel),
+            lambda: self._look(name, cancel),
+            lambda: self._stage("approach", name, cancel),
+            lambda: self._stage("reach", name, cancel),
+            lambda: self.backends.gripper.close(cancel, expect_object=True),
+        ]
+        for step in steps:
+            outcome = step()
+            if not outcome.ok:
+                return type(outcome)(
+                    outcome.status,
+                    f"missed {name} ({missed.message}); looking again: {outcome.message}",
+                )
+        return MotionResult.success(f"grasped {name} on a second approach: {outcome.message}")
+
     def _stage(self, stage: str, name: str, cancel: threading.Event) -> MotionResult:
         """approach / reach / lift an object to pick it, or the spot to put the held one
         down: computed from the poses when they are known, else the calibrated pose."""
@@ -236,8 +319,7 @@ class SkillRunner:
             self._pulled = stage == "pull" and outcome.ok
             return outcome
         positions, target = computed
-        self.arm_at = None
-        outcome = self.backends.arm.move_to(f"{stage} {target}", positions, cancel)
+        outcome = self._move_computed(f"{stage} {target}", positions, cancel)
         if outcome.ok and handle is not None:
             return self._front_followed(name, handle, cancel)
         return outcome
@@ -314,22 +396,57 @@ class SkillRunner:
                 where.yaw,
             )
             ground = "on the floor " if self.surfaces.on_floor(location) else ""
-            kind, said = object_class(putting), f"spot {spot + 1} {ground}at {location}"
+            kind = object_class(putting)
+            said = f"spot {spot + 1} {ground}at {location} (from its pose)"
         else:
-            found = poses.object_pose(name)
+            key = name.strip().lower()
+            found, said = self._located.get(key), f"{name} (as seen)"
+            if found is None:
+                found, said = poses.object_pose(name), f"{name} (from its pose)"
+            if found is None:  # where it should be, from where the base stopped
+                found, said = self._expected(name), f"{name} (where expected)"
             if found is None:
                 return None
-            target, kind, said = found, object_class(name), name
+            target, kind = found, object_class(name)
         joints = grasp_joints(kind, target, base, self.geometry, self.arm_poses[fallback], stage)
         if stage == "reach":
             self._reached = (kind, target, base)
-        return joints, f"{said} (from its pose)"
+        return joints, said
 
     def _move_arm(self, pose: str, cancel: threading.Event) -> MotionResult:
         self.arm_at = None
+        self._arm_q = None
         outcome = self.backends.arm.move_to(pose, self.arm_poses[pose], cancel)
         if outcome.ok:
             self.arm_at = pose
+            self._arm_q = self.arm_poses[pose]
+        return outcome
+
+    def _move_computed(
+        self, name: str, positions: tuple[float, ...], cancel: threading.Event
+    ) -> MotionResult:
+        """A motion computed from poses: checked against the known furniture before it
+        is sent (from where the arm was last sent, else the goal pose alone)."""
+        self.arm_at = None
+        poses = self.backends.poses
+        base = poses.base_pose() if poses is not None else None
+        if base is not None and self.geometry is not None:
+            start = self._arm_q if self._arm_q is not None else positions
+            contact = first_contact(
+                start,
+                positions,
+                base,
+                self.geometry.mount,
+                self.geometry.tcp_from_tool0_m,
+                self._furniture,
+            )
+            if contact is not None:
+                self._arm_q = None
+                return MotionResult.failure(f"not sent: the move to {name}: {contact}")
+        self._arm_q = None
+        outcome = self.backends.arm.move_to(name, positions, cancel)
+        if outcome.ok:
+            self._arm_q = tuple(positions)
         return outcome
 
 
@@ -349,6 +466,8 @@ def describe(primitive: Primitive, call: SkillCall) -> str:
         return f"{'opening' if value == 'open' else 'closing'} gripper"
     if kind == "grasp":
         return f"grasping {call.roles.get(value, value)}"
+    if kind == "look":
+        return f"looking for {call.roles.get(value, value)} with the wrist camera"
     if kind == "grip":
         return f"gripping the handle of {call.roles.get(value, value)}"
     if kind == "holding":

@@ -25,6 +25,7 @@ PRIMITIVES = (
     "grip",
     "release",
     "detect",
+    "look",
     "approach",
     "reach",
     "lift",

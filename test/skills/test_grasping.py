@@ -163,21 +163,35 @@ def test_the_runner_grasps_where_the_object_is_and_puts_it_on_a_free_spot(
     ]
 
 
-def test_without_poses_the_calibrated_poses_are_used(
+def test_without_an_object_pose_the_grasp_goes_where_it_should_be_from_where_the_base_is(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    counter = robot.base.locations["counter"]
+    stopped = Pose2D(counter.x + 0.03, counter.y - 0.02, counter.yaw + 0.05)
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, KnownPoses(stopped, {}))
+    assert runner.run("grasp_cup", ["cup_1"], threading.Event()).ok
+    names = [name for name, _ in arm.moves]
+    assert names[:3] == ["carry", "approach cup_1 (where expected)", "reach cup_1 (where expected)"]
+    # the calibrated spot (the first of the counter), reached from where the base stopped
+    dx, dy = robot.surfaces.spots[0]
+    c, s = math.cos(counter.yaw), math.sin(counter.yaw)
+    spot = ObjectPose(
+        counter.x + c * dx - s * dy, counter.y + s * dx + c * dy, robot.surfaces.height, 0.0
+    )
+    reached = _tcp(robot, dict(arm.moves)["reach cup_1 (where expected)"], stopped)
+    assert np.linalg.norm(reached - grasp_point("cup", spot)[0]) < 1e-5
+
+
+def test_without_any_pose_the_calibrated_poses_are_used(
     robot: RobotConfig, skill_map: SkillMap
 ) -> None:
     arm = Arm()
-    runner = SkillRunner(
-        skill_map,
-        Whereabouts(set(robot.base.locations), object_locations=skill_map.object_locations),
-        Backends(arm, arm, arm, None, KnownPoses(Pose2D(2.0, 0.5, 0.0), {})),
-        locations=robot.base.locations,
-        arm_poses=robot.arm.poses,
-        geometry=arm_geometry(robot),
-    )
+    runner = _runner(robot, skill_map, arm, None)
     assert runner.run("grasp_cup", ["cup_1"], threading.Event()).ok
-    assert [name for name, _ in arm.moves] == ["pre_grasp", "grasp", "pre_grasp", "carry"]
-    assert arm.moves[1][1] == robot.arm.poses["grasp"]
+    # the drive there first tucks the arm in
+    assert [name for name, _ in arm.moves] == ["carry", "pre_grasp", "grasp", "pre_grasp", "carry"]
+    assert arm.moves[2][1] == robot.arm.poses["grasp"]
 
 
 def test_arm_geometry_agrees_with_the_physics_robot(robot: RobotConfig) -> None:
@@ -309,3 +323,32 @@ def test_an_object_put_down_at_a_floor_location_goes_on_the_floor(
         "vacuum", ObjectPose(0.0, 0.0, 0.01, 0.0)
     )  # the grasp point of a vacuum standing 1 cm above the floor
     assert _tcp(robot, reached, area)[2] == pytest.approx(target[2], abs=1e-5)
+
+
+def test_a_motion_into_the_counter_is_refused_before_it_is_sent(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    from cowp_ros.skills.clearance import first_contact, furniture
+
+    counter = robot.base.locations["counter"]
+    boxes = furniture(robot.base.locations, robot.surfaces)
+    geometry = arm_geometry(robot)
+    cup = ObjectPose(counter.x + 0.8, counter.y + 0.13, robot.surfaces.height, 0.0)
+    reach = grasp_joints("cup", cup, counter, geometry, robot.arm.poses["grasp"], "reach")
+    above = grasp_joints("cup", cup, counter, geometry, robot.arm.poses["grasp"], "approach")
+    assert (
+        first_contact(above, reach, counter, geometry.mount, geometry.tcp_from_tool0_m, boxes)
+        is None
+    )
+    # the same grasp 8 cm lower: the fingertips go into the counter
+    sunk = ObjectPose(cup.x, cup.y, cup.z - 0.08, 0.0)
+    low = grasp_joints("cup", sunk, counter, geometry, robot.arm.poses["grasp"], "reach")
+    said = first_contact(above, low, counter, geometry.mount, geometry.tcp_from_tool0_m, boxes)
+    assert said is not None and "would come within" in said and "counter's surface" in said
+    # the runner refuses to send it, and says why
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, KnownPoses(counter, {"cup_1": sunk}))
+    runner.world.base_location = "counter"
+    outcome = runner.run("grasp_cup", ["cup_1"], threading.Event())
+    assert not outcome.ok and "not sent: the move to reach cup_1" in outcome.message
+    assert not any(name.startswith("reach") for name, _ in arm.moves)

@@ -32,6 +32,7 @@ from cowp_ros.ros.skill_backends.common import (
     wait_until,
 )
 from cowp_ros.ros.skill_backends.tf_pose import TfTree
+from cowp_ros.skills import arrival
 from cowp_ros.skills.backends import NAV2_MSGS
 from cowp_ros.skills.config import BaseConfig
 from cowp_ros.skills.interfaces import MotionResult, Pose2D, Status
@@ -168,14 +169,7 @@ class ArrivalCheck:
     base.cmd_vel_topic (a holonomic base) while reading TF, then judges again.
     """
 
-    # Slow and gentle: the command is renewed every 50 ms of wall time, and a base in a
-    # world that runs faster than the wall clock (a simulation) must not overshoot.
-    MAX_SPEED_M_S = 0.1
-    MAX_TURN_RAD_S = 0.3
-    GAIN = 1.0
-    # The correction aims well inside the tolerance, so the arm works from a pose that
-    # is as near the calibrated one as the base can hold.
-    AIM_FRACTION = 0.2
+    # The command is renewed every 50 ms of wall time; its law is skills/arrival.py's.
 
     def __init__(self, node: Node, config: BaseConfig, timeouts: Timeouts, tree: TfTree) -> None:
         self.config = config
@@ -186,9 +180,8 @@ class ArrivalCheck:
         )
 
     def _within(self, pose: Pose2D, goal: Pose2D, fraction: float = 1.0) -> bool:
-        return (
-            pose.distance_to(goal) <= self.config.position_tolerance_m * fraction
-            and pose.yaw_error_to(goal) <= self.config.yaw_tolerance_rad * fraction
+        return arrival.within(
+            pose, goal, self.config.position_tolerance_m, self.config.yaw_tolerance_rad, fraction
         )
 
     def _gap(self, pose: Pose2D, goal: Pose2D) -> str:
@@ -240,15 +233,9 @@ class ArrivalCheck:
             pose = self._read(cancel, time.monotonic() - 0.2)
             if pose is None:
                 return None
-            if self._within(pose, goal, self.AIM_FRACTION):
+            if self._within(pose, goal, arrival.AIM_FRACTION):
                 break
-            dx, dy = goal.x - pose.x, goal.y - pose.y
-            c, s = math.cos(pose.yaw), math.sin(pose.yaw)
-            vx, vy = (c * dx + s * dy) * self.GAIN, (-s * dx + c * dy) * self.GAIN
-            scale = min(1.0, self.MAX_SPEED_M_S / max(math.hypot(vx, vy), 1e-9))
-            vx, vy = vx * scale, vy * scale
-            turn = math.atan2(math.sin(goal.yaw - pose.yaw), math.cos(goal.yaw - pose.yaw))
-            wz = max(-self.MAX_TURN_RAD_S, min(self.MAX_TURN_RAD_S, turn * self.GAIN))
+            vx, vy, wz = arrival.correction(pose, goal)
             command = Twist()
             command.linear.x, command.linear.y, command.angular.z = vx, vy, wz
             self.publisher.publish(command)
