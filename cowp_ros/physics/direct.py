@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from cowp_ros.skills import arrival
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.depth_refine import DepthView, locate
 from cowp_ros.skills.interfaces import MotionResult, ObjectPose, Pose2D
+from cowp_ros.skills.joint_path import timed_path
 
 # The controller's defaults the physics_world node applies to a goal that names none.
 PATH_TOLERANCE_RAD = 0.2
@@ -50,12 +52,22 @@ class DirectArm:
         )
 
     def move_to(
-        self, name: str, positions: tuple[float, ...], cancel: threading.Event
+        self,
+        name: str,
+        positions: Sequence[float],
+        cancel: threading.Event,
+        via: Sequence[Sequence[float]] = (),
     ) -> MotionResult:
         start = self.world.arm_positions()
-        seconds = self.robot.arm.move_duration(start, tuple(positions))
+        arm = self.robot.arm
+        timed = timed_path(
+            start, [*via, positions], arm.max_joint_velocity_rad_s, arm.min_move_duration_s
+        )
         playing = PlayingTrajectory(
-            start, [Point(seconds, tuple(positions), (0.0,) * 6)], self.tolerances, ARM_JOINTS
+            start,
+            [Point(p.time_s, p.positions, p.velocities) for p in timed],
+            self.tolerances,
+            ARM_JOINTS,
         )
         self.world.play(playing)
         while self.world.trajectory is playing:

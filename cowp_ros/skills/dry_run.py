@@ -46,13 +46,20 @@ class DryRunArm:
         self.description = "dry run (arm)"
 
     def move_to(
-        self, name: str, positions: Sequence[float], cancel: threading.Event
+        self,
+        name: str,
+        positions: Sequence[float],
+        cancel: threading.Event,
+        via: Sequence[Sequence[float]] = (),
     ) -> MotionResult:
         joints = ", ".join(
             f"{joint} {value:+.3f}"
             for joint, value in zip(self.robot.arm.joint_names, positions, strict=True)
         )
-        return self.log.add(f"arm: move to pose '{name}' ({joints} rad; robot.yaml arm.poses)")
+        through = f" through {len(via)} points" if via else ""
+        return self.log.add(
+            f"arm: move to pose '{name}'{through} ({joints} rad; robot.yaml arm.poses)"
+        )
 
 
 class DryRunGripper:

@@ -90,9 +90,14 @@ class ArmBackend(Protocol):
     description: str
 
     def move_to(
-        self, name: str, positions: Sequence[float], cancel: threading.Event
+        self,
+        name: str,
+        positions: Sequence[float],
+        cancel: threading.Event,
+        via: Sequence[Sequence[float]] = (),
     ) -> MotionResult:
-        """Move to `positions` (in the configured joint order); `name` is for messages."""
+        """Move to `positions` (in the configured joint order), through `via` first as
+        one trajectory (a Cartesian segment's inner points); `name` is for messages."""
         ...
 
 

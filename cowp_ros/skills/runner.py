@@ -9,12 +9,16 @@ primitive; the message says which primitive of which skill failed and why.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from cowp_ros.errors import CowpError
+from cowp_ros.skills import kinematics
 from cowp_ros.skills.clearance import first_contact, furniture
 from cowp_ros.skills.config import RobotConfig, SurfaceConfig
 from cowp_ros.skills.grasping import LOOK, STAGES, ArmGeometry, grasp_joints
@@ -47,6 +51,10 @@ PULL_SETTLE_S = 1.0
 PUT_DOWN_DROP_M = 0.01
 # The wrist camera looks from this high above where an object is expected.
 LOOK_HEIGHT_M = 0.3
+# A straight hand motion passes through a point every this far (at most this many).
+STRAIGHT_STEP_M = 0.03
+MAX_STRAIGHT_POINTS = 8
+MAX_STRAIGHT_JUMP_RAD = 0.5
 # The skill `fetch: ROLE` runs to pick up an object the robot does not hold yet, and
 # the one it first puts a held object down with.
 FETCH_SKILL = "pick"
@@ -319,7 +327,9 @@ class SkillRunner:
             self._pulled = stage == "pull" and outcome.ok
             return outcome
         positions, target = computed
-        outcome = self._move_computed(f"{stage} {target}", positions, cancel)
+        # down onto the object, up with it, the handle along its front: straight lines
+        straight = stage in ("reach", "lift", "pull")
+        outcome = self._move_computed(f"{stage} {target}", positions, cancel, straight=straight)
         if outcome.ok and handle is not None:
             return self._front_followed(name, handle, cancel)
         return outcome
@@ -423,31 +433,69 @@ class SkillRunner:
         return outcome
 
     def _move_computed(
-        self, name: str, positions: tuple[float, ...], cancel: threading.Event
+        self,
+        name: str,
+        positions: tuple[float, ...],
+        cancel: threading.Event,
+        *,
+        straight: bool = False,
     ) -> MotionResult:
-        """A motion computed from poses: checked against the known furniture before it
-        is sent (from where the arm was last sent, else the goal pose alone)."""
+        """A motion computed from poses, `straight`: the hand along a line (through
+        inner points solved one by one), else a joint-space move; checked against the
+        known furniture before it is sent (from where the arm was last sent, else the
+        goal pose alone)."""
         self.arm_at = None
+        via = straight_line(self._arm_q, positions) if straight and self._arm_q else []
         poses = self.backends.poses
         base = poses.base_pose() if poses is not None else None
         if base is not None and self.geometry is not None:
-            start = self._arm_q if self._arm_q is not None else positions
-            contact = first_contact(
-                start,
-                positions,
-                base,
-                self.geometry.mount,
-                self.geometry.tcp_from_tool0_m,
-                self._furniture,
-            )
-            if contact is not None:
-                self._arm_q = None
-                return MotionResult.failure(f"not sent: the move to {name}: {contact}")
+            path = [self._arm_q if self._arm_q is not None else positions, *via, positions]
+            for start, goal in itertools.pairwise(path):
+                contact = first_contact(
+                    start,
+                    goal,
+                    base,
+                    self.geometry.mount,
+                    self.geometry.tcp_from_tool0_m,
+                    self._furniture,
+                )
+                if contact is not None:
+                    self._arm_q = None
+                    return MotionResult.failure(f"not sent: the move to {name}: {contact}")
         self._arm_q = None
-        outcome = self.backends.arm.move_to(name, positions, cancel)
+        if via:
+            outcome = self.backends.arm.move_to(name, positions, cancel, via=via)
+        else:
+            outcome = self.backends.arm.move_to(name, positions, cancel)
         if outcome.ok:
             self._arm_q = tuple(positions)
         return outcome
+
+
+def straight_line(
+    start: tuple[float, ...], goal: tuple[float, ...], step_m: float = STRAIGHT_STEP_M
+) -> list[tuple[float, ...]]:
+    """Joint positions of inner points on the straight line of the flange from `start`
+    to `goal` (the same orientation at both ends), each solved nearest the one before;
+    [] when the line is short, the orientation turns, or a point has no solution (the
+    move is then a joint-space one)."""
+    first, last = kinematics.forward(start), kinematics.forward(goal)
+    turn = np.linalg.norm(first[:3, :3] - last[:3, :3])
+    length = float(np.linalg.norm(last[:3, 3] - first[:3, 3]))
+    if turn > 0.05 or length < 2 * step_m:
+        return []
+    count = min(MAX_STRAIGHT_POINTS, math.ceil(length / step_m) - 1)
+    points: list[tuple[float, ...]] = []
+    reference = start
+    for k in range(1, count + 1):
+        target = last.copy()
+        target[:3, 3] = first[:3, 3] + (last[:3, 3] - first[:3, 3]) * k / (count + 1)
+        solutions = kinematics.inverse(target, reference)
+        if not solutions or solutions[0].distance > MAX_STRAIGHT_JUMP_RAD:
+            return []  # no solution, or only on another branch of the arm
+        reference = solutions[0].positions
+        points.append(reference)
+    return points
 
 
 def arm_geometry(robot: RobotConfig) -> ArmGeometry:

@@ -108,9 +108,11 @@ class Arm:
 
     def __init__(self) -> None:
         self.moves: list[tuple[str, tuple[float, ...]]] = []
+        self.via: dict[str, list[tuple[float, ...]]] = {}
 
-    def move_to(self, name, positions, cancel):
+    def move_to(self, name, positions, cancel, via=()):
         self.moves.append((name, tuple(positions)))
+        self.via[name] = [tuple(v) for v in via]
         return MotionResult.success(name)
 
     def go_to(self, name, pose, cancel):
@@ -352,3 +354,26 @@ def test_a_motion_into_the_counter_is_refused_before_it_is_sent(
     outcome = runner.run("grasp_cup", ["cup_1"], threading.Event())
     assert not outcome.ok and "not sent: the move to reach cup_1" in outcome.message
     assert not any(name.startswith("reach") for name, _ in arm.moves)
+
+
+def test_the_hand_goes_down_and_up_along_straight_lines(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    counter = robot.base.locations["counter"]
+    stopped = Pose2D(counter.x - 0.05, counter.y + 0.04, counter.yaw + 0.1)
+    cup = ObjectPose(counter.x + 0.8, counter.y + 0.15, robot.surfaces.height, 0.0)
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, KnownPoses(stopped, {"cup_1": cup}))
+    runner.world.base_location = "counter"
+    assert runner.run("grasp_cup", ["cup_1"], threading.Event()).ok
+    moves = dict(arm.moves)
+    above = _tcp(robot, moves["approach cup_1 (from its pose)"], stopped)
+    down = _tcp(robot, moves["reach cup_1 (from its pose)"], stopped)
+    for stage in ("reach cup_1 (from its pose)", "lift cup (straight up)"):
+        inner = arm.via[stage]
+        assert len(inner) >= 2, stage  # 12 cm in points 3 cm apart
+        for joints in inner:  # every inner point on the vertical line, between its ends
+            tcp = _tcp(robot, joints, stopped)
+            assert np.linalg.norm(tcp[:2] - down[:2]) < 1e-5
+            assert down[2] - 1e-6 < tcp[2] < above[2] + 1e-6
+    assert arm.via["approach cup_1 (from its pose)"] == []  # from the carry pose: a joint move

@@ -37,7 +37,11 @@ class Recorder:
         return self._answer(f"base {name}", cancel)
 
     def move_to(
-        self, name: str, positions: Sequence[float], cancel: threading.Event
+        self,
+        name: str,
+        positions: Sequence[float],
+        cancel: threading.Event,
+        via: Sequence[Sequence[float]] = (),
     ) -> MotionResult:
         return self._answer(f"arm {name}", cancel)
 

@@ -41,6 +41,7 @@ from cowp_ros.ros.skill_backends.common import (
 from cowp_ros.skills.backends import CONTROL_MSGS
 from cowp_ros.skills.config import ArmConfig
 from cowp_ros.skills.interfaces import MotionResult, Status
+from cowp_ros.skills.joint_path import timed_path
 
 CONTROL_MSGS_APT_PACKAGE = CONTROL_MSGS.apt
 # The UR driver's speed_scaling_state_broadcaster publishes std_msgs/Float64 in percent
@@ -64,6 +65,27 @@ def trajectory(joint_names: Sequence[str], positions: Sequence[float], seconds: 
         )
     ]
     return msg
+
+
+def path_trajectory(
+    joint_names: Sequence[str], config: ArmConfig, start: Sequence[float], waypoints
+) -> tuple[JointTrajectory, float]:
+    """A trajectory through `waypoints` (the last the goal), timed from `start`; and its
+    duration."""
+    points = timed_path(
+        start, waypoints, config.max_joint_velocity_rad_s, config.min_move_duration_s
+    )
+    msg = JointTrajectory()
+    msg.joint_names = list(joint_names)
+    msg.points = [
+        JointTrajectoryPoint(
+            positions=list(p.positions),
+            velocities=list(p.velocities),
+            time_from_start=duration_msg(p.time_s),
+        )
+        for p in points
+    ]
+    return msg, points[-1].time_s
 
 
 def import_control_msgs_action(name: str) -> Any:
@@ -257,7 +279,11 @@ class TopicArm(_ArmBase):
         self.publisher = node.create_publisher(JointTrajectory, config.trajectory_topic, 10)
 
     def move_to(
-        self, name: str, positions: Sequence[float], cancel: threading.Event
+        self,
+        name: str,
+        positions: Sequence[float],
+        cancel: threading.Event,
+        via: Sequence[Sequence[float]] = (),
     ) -> MotionResult:
         end = wait_for_subscriber(
             self.publisher.get_subscription_count, cancel=cancel, timeout_s=self.timeouts.server_s
@@ -272,8 +298,10 @@ class TopicArm(_ArmBase):
         problem, start = self._current(cancel)
         if problem is not None:
             return problem
-        seconds = self.config.move_duration(start, tuple(positions))
-        self.publisher.publish(trajectory(self.config.joint_names, positions, seconds))
+        msg, seconds = path_trajectory(
+            self.config.joint_names, self.config, start, [*via, positions]
+        )
+        self.publisher.publish(msg)
         deadline = self._deadline(seconds)
         end = self._wait_arrival(name, positions, cancel, deadline)
         if end is WaitEnd.DONE:
@@ -321,14 +349,19 @@ class ActionArm(_ArmBase):
         self.description = f"FollowJointTrajectory arm ({config.follow_joint_trajectory_action})"
 
     def move_to(
-        self, name: str, positions: Sequence[float], cancel: threading.Event
+        self,
+        name: str,
+        positions: Sequence[float],
+        cancel: threading.Event,
+        via: Sequence[Sequence[float]] = (),
     ) -> MotionResult:
         problem, start = self._current(cancel)
         if problem is not None:
             return problem
-        seconds = self.config.move_duration(start, tuple(positions))
         goal = self.action_type.Goal()
-        goal.trajectory = trajectory(self.config.joint_names, positions, seconds)
+        goal.trajectory, seconds = path_trajectory(
+            self.config.joint_names, self.config, start, [*via, positions]
+        )
         deadline = self._deadline(seconds)
         outcome, result = run_action(
             self.client,
