@@ -9,10 +9,12 @@ the arm moving, no ROS), and the physics_world node during a whole run of the gr
 (physics_world, planner, commonsense, executor, task_manager as separate processes)
 with the real-time cap set by --rtf (0: as fast as the machine lets it). The model is
 the scripted server answering by the scenario's own rules (`sim/scenario_story.py`), so
-the figures measure the robot and the world, not a language model; by default it runs
-the scenarios whose files say which situation blocks (`blocks:`), the ones the scripted
-model can answer. Each run's physics report says what became of each object and whether
-a safety invariant broke.
+the figures measure the robot and the world, not a language model. It runs every
+shipped scenario by default; where a scenario's file does not say which situation
+blocks (`blocks:`), the scripted model judges every situation harmless, so its outcome
+says how the robot fared, not what a model would decide. Each run's physics report says
+what became of each object, when a held object left the fingers, and whether a safety
+invariant broke.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -30,6 +33,7 @@ from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
 from cowp_ros.chaos.answers import SensibleModel
 from cowp_ros.chaos.server import ScriptedLLMServer
+from cowp_ros.errors import CowpError
 from cowp_ros.physics.trajectory import PlayingTrajectory, Point, Tolerances
 from cowp_ros.physics.world import ARM_JOINTS
 from cowp_ros.physics.world_setup import build_world
@@ -114,6 +118,7 @@ def graph_run(name: str, rtf: float, out: Path) -> dict[str, object]:
         "violations": physics.get("violations"),
         "carried": {n: r["resting_on"] for n, r in physics.get("objects", {}).items() if r["held"]},
         "opened_m": physics.get("opened_m", {}),
+        "releases": physics.get("releases", []),
     }
 
 
@@ -128,6 +133,10 @@ def main() -> int:
     )
     args = parser.parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    # a domain of its own: another graph on this machine must not answer its goals
+    os.environ["ROS_DOMAIN_ID"] = os.environ.get(
+        "COWP_BENCH_ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 200))
+    )
     if args.smoke:
         alone = stepping_alone("serve_water_cutlery_in_cup", seconds=2.0)
         print(f"serve_water_cutlery_in_cup stepping alone: real-time factor {alone:.1f}")
@@ -140,17 +149,26 @@ def main() -> int:
             file=sys.stderr,
         )
         return 2
-    names = args.scenario or [
-        name
-        for name in known
-        if any(event.blocks is not None for event in load_scenario(name).events)
-    ]
+    names = args.scenario or known
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         out = args.keep or Path(scratch)
         for name in names:
             alone = stepping_alone(name)
-            row = graph_run(name, args.rtf, out)
+            try:
+                row = graph_run(name, args.rtf, out)
+            except CowpError as err:  # the run could not start or end: a row that says so
+                row = {
+                    "scenario": name,
+                    "outcome": "error",
+                    "as_expected": False,
+                    "explanation": str(err),
+                    "task_wall_s": 0.0,
+                    "simulated_s": None,
+                    "graph_rtf": None,
+                    "violations": None,
+                    "carried": {},
+                }
             row["stepping_alone_rtf"] = round(alone, 1)
             rows.append(row)
             print(

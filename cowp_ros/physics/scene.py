@@ -427,6 +427,10 @@ def model_xml(
       rgba="0.8 0.8 0.8 1"/>
     {body}
   </worldbody>
+  <equality>
+    <!-- the Hand-E's fingers are geared together: they open and close as one -->
+    <joint joint1="{FINGER_JOINTS[0]}" joint2="{FINGER_JOINTS[1]}" polycoef="0 1 0 0 0"/>
+  </equality>
   <actuator>
     {"".join(base_actuators)}
     {"".join(arm_actuators)}

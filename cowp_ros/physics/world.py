@@ -131,6 +131,15 @@ class PhysicsWorld:
         body = self.data.body(name)
         return body.xpos.copy(), body.xquat.copy()
 
+    def optical_frame(self) -> tuple[np.ndarray, np.ndarray]:
+        """(position, quaternion w x y z) of the wrist camera's optical frame (x right,
+        y down, z along the view) in the world."""
+        camera = self.model.camera("wrist_camera").id
+        rotation = self.data.cam_xmat[camera].reshape(3, 3) @ np.diag([1.0, -1.0, -1.0])
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, rotation.flatten())
+        return self.data.cam_xpos[camera].copy(), quat
+
     def slide_position(self, name: str) -> float:
         """How far a sliding front (`name`, a fixture) is open, metres."""
         return float(self.data.joint(f"{name}_slide").qpos[0])

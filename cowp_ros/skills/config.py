@@ -130,6 +130,11 @@ class SurfaceConfig:
 class CameraConfig:
     image_topic: str
     detections_topic: str
+    # A depth image registered to the wrist camera and its CameraInfo ("" = none), in
+    # `optical_frame` (on TF): the executor's `look` (its look_with_depth parameter).
+    depth_topic: str = ""
+    depth_info_topic: str = ""
+    optical_frame: str = "wrist_camera_optical_frame"
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,10 @@ class _Reader:
         if positive and value <= 0:
             raise CowpError(f"{path_key(self.path, self.section, key)} must be > 0")
         return float(value)
+
+    def text_or(self, key: str, default: str) -> str:
+        """An optional text (files written before the key existed omit it)."""
+        return self.text(key, may_be_empty=True) if key in self.data else default
 
     def number_or(self, key: str, default: float) -> float:
         """An optional positive number (files written before the key existed omit it)."""
@@ -305,6 +314,9 @@ def load_robot_config(path: Path) -> RobotConfig:
         camera=CameraConfig(
             image_topic=camera.text("image_topic"),
             detections_topic=camera.text("detections_topic"),
+            depth_topic=camera.text_or("depth_topic", ""),
+            depth_info_topic=camera.text_or("depth_info_topic", ""),
+            optical_frame=camera.text_or("optical_frame", "wrist_camera_optical_frame"),
         ),
         sim=dict(data.get("sim") or {}),
         surfaces=surfaces,

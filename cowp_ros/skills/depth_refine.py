@@ -8,6 +8,8 @@ points standing above the known surface height near the expected position are th
 object's (returns within MIN_RANGE_M of the camera are the hand's own fingers). Its
 position is the centre of its top (the top of a cup or the rim of a dish is seen whole
 from above, its sides only in part); a long object's heading is its points' main axis.
+Of what stands there, only the one thing nearest the expected position counts, and only
+when it is as tall as the object's kind: a neighbour is never taken for the object.
 Pure numpy, so the rule is tested without a camera.
 """
 
@@ -28,6 +30,10 @@ TOP_BAND_M = 0.012
 MIN_POINTS = 12
 # Returns nearer the camera than this are the robot's own fingers.
 MIN_RANGE_M = 0.16
+# Points within this of each other (in the plane) belong to one thing.
+CLUSTER_CELL_M = 0.01
+# The thing seen must stand as tall as the object's kind, within this.
+HEIGHT_SLACK_M = 0.02
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,14 @@ def locate(
     reach = max(shape.radius, shape.length / 2) + margin_m
     points = view.points(MIN_RANGE_M)
     points = points[points[:, 2] > surface_height + ABOVE_SURFACE_M]
+    points = points[np.hypot(points[:, 0] - expected.x, points[:, 1] - expected.y) <= 2 * reach]
+    points = nearest_cluster(points, expected.x, expected.y)
+    if len(points) < MIN_POINTS:
+        return None
+    # A thing of another height is another object (a plate's rim beside a fork).
+    tallest = float(points[:, 2].max()) - surface_height
+    if abs(tallest - shape.height) > HEIGHT_SLACK_M:
+        return None
     x, y = expected.x, expected.y
     top = points[:0]
     for _ in range(3):  # re-centred on what was found
@@ -92,3 +106,27 @@ def locate(
             found += math.pi
         yaw = math.atan2(math.sin(found), math.cos(found))
     return ObjectPose(x, y, surface_height, yaw)
+
+
+def nearest_cluster(points: np.ndarray, x: float, y: float) -> np.ndarray:
+    """The points of the one thing (cells of CLUSTER_CELL_M touching each other in the
+    plane) nearest to (x, y): a neighbour is not mistaken for part of the object."""
+    if len(points) == 0:
+        return points
+    cells = np.floor(points[:, :2] / CLUSTER_CELL_M).astype(np.int64)
+    members: dict[tuple[int, int], list[int]] = {}
+    for index, (i, j) in enumerate(cells):
+        members.setdefault((int(i), int(j)), []).append(index)
+    nearest = int(np.argmin(np.hypot(points[:, 0] - x, points[:, 1] - y)))
+    start = (int(cells[nearest][0]), int(cells[nearest][1]))
+    seen, frontier = {start}, [start]
+    while frontier:
+        i, j = frontier.pop()
+        for di in (-1, 0, 1):
+            for dj in (-1, 0, 1):
+                cell = (i + di, j + dj)
+                if cell in members and cell not in seen:
+                    seen.add(cell)
+                    frontier.append(cell)
+    chosen = [index for cell in seen for index in members[cell]]
+    return points[np.array(sorted(chosen))]

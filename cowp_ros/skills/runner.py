@@ -49,8 +49,9 @@ PULL_FOLLOWED = 0.5
 PULL_SETTLE_S = 1.0
 # A put-down object is let go this far above the surface.
 PUT_DOWN_DROP_M = 0.01
-# The wrist camera looks from this high above where an object is expected.
-LOOK_HEIGHT_M = 0.3
+# The wrist camera looks from this high above where an object is expected (the highest
+# the arm reaches: further out, the view comes lower).
+LOOK_HEIGHTS_M = (0.3, 0.24, 0.18)
 # A straight hand motion passes through a point every this far (at most this many).
 STRAIGHT_STEP_M = 0.03
 MAX_STRAIGHT_POINTS = 8
@@ -267,12 +268,24 @@ class SkillRunner:
         locator, poses = self.backends.locator, self.backends.poses
         if locator is None or poses is None or self.geometry is None:
             return MotionResult.success("no camera to look with")
+        if poses.object_pose(name) is not None:  # a pose estimator already said
+            return MotionResult.success(f"{name}'s pose is on TF")
         base, expected = poses.base_pose(), self._expected(name)
         if base is None or expected is None:
             return MotionResult.success(f"not looking: where {name} should be is unknown")
         kind = object_class(name)
-        above = dataclasses.replace(self.geometry, clearance_m=LOOK_HEIGHT_M)
-        joints = grasp_joints(kind, expected, base, above, self.arm_poses["pre_grasp"], LOOK)
+        joints: tuple[float, ...] | None = None
+        for height in LOOK_HEIGHTS_M:  # the highest view the arm reaches
+            above = dataclasses.replace(self.geometry, clearance_m=height)
+            try:
+                joints = grasp_joints(
+                    kind, expected, base, above, self.arm_poses["pre_grasp"], LOOK
+                )
+                break
+            except CowpError:
+                continue
+        if joints is None:
+            return MotionResult.success(f"no view of {name} from above within reach")
         moved = self._move_computed(f"look at {name}", joints, cancel)
         if not moved.ok:
             return moved

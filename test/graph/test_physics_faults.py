@@ -3,8 +3,9 @@ robot backends: each ends in a recovered step or a clear failure, never a false 
 
 - the base rests anywhere within Nav2's goal tolerance: the executor reads where it
   stopped on TF, corrects, and grasps where the cup is;
-- the cup stands 5 cm off its spot: grasped from its pose on TF; with no pose known,
-  the calibrated grasp misses and the step fails saying the fingers closed on nothing;
+- the cup stands 5 cm off its spot: grasped from its pose on TF, or where the wrist
+  depth camera sees it; with neither, the grasp at the calibrated spot misses and the
+  step fails saying the fingers closed on nothing;
 - a slippery cup slips out as it is lifted: the step fails saying so;
 - an arm trajectory is aborted half-way: the step fails with the controller's error,
   and the same step run again succeeds.
@@ -95,19 +96,23 @@ def test_a_base_resting_anywhere_within_the_tolerance_is_corrected(
     assert physics["objects"]["cup_1"]["held"] and physics["violations"] == []
 
 
-@pytest.mark.parametrize("poses", [True, False])
-def test_a_cup_moved_5_cm_is_grasped_from_its_pose_or_missed_clearly(
-    start_graph, probe: Probe, tmp_path: Path, poses: bool
+@pytest.mark.parametrize(
+    "poses, depth", [(True, False), (False, True), (False, False)], ids=["tf", "depth", "none"]
+)
+def test_a_cup_moved_5_cm_is_grasped_where_it_is_or_missed_clearly(
+    start_graph, probe: Probe, tmp_path: Path, poses: bool, depth: bool
 ) -> None:
     graph, report = start(
         start_graph,
         tmp_path,
         cup_scenario(tmp_path, offset=[0.0, 0.05]),
         f"physics_world.publish_object_poses={str(poses).lower()}",
+        f"physics_world.depth_rate_hz={4.0 if depth else 0.0}",
+        f"executor.look_with_depth={str(depth).lower()}",
     )
     result = execute(probe, "grasp_cup", "cup_1")
     physics = physics_report(graph, report)
-    if poses:
+    if poses or depth:
         assert result.success, result.message
         assert physics["objects"]["cup_1"]["held"]
     else:

@@ -156,3 +156,39 @@ def test_the_depth_camera_finds_a_moved_cup_within_millimetres(robot) -> None:
         camera.close()
     assert seen is not None
     assert abs(seen.x - truth.x) < 0.004 and abs(seen.y - truth.y) < 0.004
+
+
+def test_a_taller_neighbour_is_not_taken_for_the_object(robot) -> None:
+    """A fork moved toward a plate: the plate's rim is nearer the camera and within the
+    search, but it is another thing, and not as tall as a fork is."""
+    import dataclasses
+
+    from cowp_ros.skills.grasping import LOOK, grasp_joints
+
+    at = robot.base.locations["counter"]
+    layout = layout_for(
+        dict(robot.base.locations),
+        [("fork_1", "fork", "counter", {}), ("plate_2", "plate", "counter", {})],
+        robot.surfaces,
+    )
+    fork = layout.objects[0]
+    plate = layout.objects[1]
+    toward = (plate.x - fork.x, plate.y - fork.y)
+    norm = (toward[0] ** 2 + toward[1] ** 2) ** 0.5
+    layout.objects[0] = dataclasses.replace(
+        fork, x=fork.x + 0.04 * toward[0] / norm, y=fork.y + 0.04 * toward[1] / norm
+    )
+    world = PhysicsWorld(model_xml(layout, at), arm=robot.arm.poses["carry"], fingers=0.025)
+    world.settle(0.3)
+    truth = WorldPoses(world).object_pose("fork_1")
+    expected = ObjectPose(fork.x, fork.y, robot.surfaces.height, fork.yaw)
+    look = dataclasses.replace(arm_geometry(robot), clearance_m=0.3)
+    joints = grasp_joints("fork", expected, at, look, robot.arm.poses["pre_grasp"], LOOK)
+    assert DirectArm(world, robot).move_to("look", joints, threading.Event()).ok
+    camera = DepthCamera(world)
+    try:
+        seen = locate(camera.view(), "fork", expected, robot.surfaces.height)
+    finally:
+        camera.close()
+    assert seen is not None and truth is not None
+    assert abs(seen.x - truth.x) < 0.01 and abs(seen.y - truth.y) < 0.01

@@ -104,6 +104,12 @@ PARAMETERS = (
         False,
         "find steps wait for a detection of their object (true) or just go and look (false)",
     ),
+    Param(
+        "look_with_depth",
+        False,
+        "a pick looks where its object should be with the wrist depth camera (robot.yaml "
+        "camera.depth_topic) and grasps it where it is seen (false: `look` is skipped)",
+    ),
 )
 
 
@@ -143,6 +149,7 @@ class SkillExecutor(ActionNode):
             timeouts,
             self.group,
             verify_detections=bool(value["verify_detections"]),
+            look_with_depth=bool(value["look_with_depth"]),
         )
         self.world = Whereabouts(
             set(self.robot.base.locations),

@@ -59,6 +59,14 @@ PARAMETERS = (
     Param(
         "camera_rate_hz", 0.0, "wrist camera frames per simulated second (0 = off)", at_least(0.0)
     ),
+    Param(
+        "depth_rate_hz",
+        0.0,
+        "wrist depth images per wall second (0 = off; robot.yaml camera.depth_topic)",
+        at_least(0.0),
+    ),
+    Param("depth_width", 160, "wrist depth image width (pixels)", positive),
+    Param("depth_height", 120, "wrist depth image height (pixels)", positive),
     Param("camera_width", 320, "wrist camera image width (pixels)", positive),
     Param("camera_height", 240, "wrist camera image height (pixels)", positive),
     Param("xy_goal_tolerance", NAV2_XY_GOAL_TOLERANCE, "Nav2 goal checker: metres", positive),
@@ -173,6 +181,21 @@ class PhysicsWorldNode(Node):
                 rate_hz=params["camera_rate_hz"],
                 size=(params["camera_width"], params["camera_height"]),
             )  # fmt: skip
+        self.depth = None
+        if params["depth_rate_hz"] > 0:
+            from cowp_ros.ros.physics_camera import WristDepthPublisher
+
+            camera = self.robot.camera
+            if not camera.depth_topic:
+                raise CowpError(
+                    f"depth_rate_hz is set but {self.robot.path} names no camera.depth_topic"
+                )
+            self.depth = WristDepthPublisher(
+                self, self.stepping, camera.depth_topic, camera.depth_info_topic,
+                camera.optical_frame,
+                rate_hz=params["depth_rate_hz"],
+                size=(params["depth_width"], params["depth_height"]),
+            )  # fmt: skip
         self._publish_static()
         self.stepping.start()
         self.get_logger().info(
@@ -240,6 +263,10 @@ class PhysicsWorldNode(Node):
         for name in bodies if self.publish_object_poses else ():
             position, quat = world.body_pose(name)
             transforms.append(_transform_q(stamp, "map", name, position, quat))
+        if self.depth is not None:  # the depth image's frame, where the hand has it
+            position, quat = world.optical_frame()
+            frame = self.robot.camera.optical_frame
+            transforms.append(_transform_q(stamp, "map", frame, position, quat))
         self.tf_pub.publish(_tf_message_type()(transforms=transforms))
 
     def _publish_static(self) -> None:
@@ -274,6 +301,8 @@ class PhysicsWorldNode(Node):
         self.stepping.stop()
         if self.camera is not None:
             self.camera.stop()
+        if self.depth is not None:
+            self.depth.stop()
         report = self.report()
         for violation in report["violations"]:
             self.get_logger().error(f"safety: {violation['rule']}: {violation['detail']}")

@@ -116,6 +116,7 @@ def build_backends(
     callback_group: CallbackGroup | None,
     *,
     verify_detections: bool,
+    look_with_depth: bool = False,
 ) -> Backends:
     """Create the chosen backends on `node` (subscriptions share one joint-state cache
     when the arm and the gripper read the same topic)."""
@@ -132,12 +133,25 @@ def build_backends(
         if verify_detections
         else None
     )
+    locator = None
+    if look_with_depth:
+        if tf is None or not robot.camera.depth_topic:
+            raise CowpError(
+                "look_with_depth needs TF (tf2_msgs) and robot.yaml camera.depth_topic",
+                hint=f"set camera.depth_topic in {robot.path}, or look_with_depth:=false",
+            )
+        from cowp_ros.ros.skill_backends.depth_locator import RosDepthLocator
+
+        locator = RosDepthLocator(
+            node, robot.camera, tf, robot.surfaces.height, timeouts, callback_group
+        )
     return Backends(
         base=BUILDERS[("base", choice.base)](context),
         arm=BUILDERS[("arm", choice.arm)](context),
         gripper=BUILDERS[("gripper", choice.gripper)](context),
         camera=camera,
         poses=None if tf is None else TfPoses(tf, robot.base.pose_frame),
+        locator=locator,
     )
 
 
