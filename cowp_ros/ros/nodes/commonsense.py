@@ -155,20 +155,30 @@ class CommonsenseNode(Node):
         threading.Thread(target=read_prefix, name="warm_prefix", daemon=True).start()
 
     def _open_model(self) -> LanguageModel:
-        from cowp_ros.bringup.node_secrets import KEY_ENV, USERINFO_ENV, split_key, with_userinfo
+        from cowp_ros.bringup.node_secrets import (
+            KEY_ENV,
+            QUERY_ENV,
+            USERINFO_ENV,
+            split_key,
+            split_query,
+            with_query,
+            with_userinfo,
+        )
         from cowp_ros.llm.endpoint import open_model
 
-        if split_key(self.params["llm_url"])[1]:
+        url = self.params["llm_url"]
+        if split_key(url)[1] or split_query(url)[1]:
             # Too late to hide it (the parameter is readable now): stop, and say how.
             raise CowpError(
-                "llm_url holds a key, and parameters are readable by any ROS peer: the "
-                "node does not start with it",
-                hint=f"give the URL without its user part and the key in {KEY_ENV} "
+                "llm_url holds a user part or a query, either of which can be a key, and "
+                "parameters are readable by any ROS peer: the node does not start with it",
+                hint=f"give the URL without its user part or query and the key in {KEY_ENV} "
                 "(cowp bringup and the launch files do that for an override)",
             )
 
-        # The URL's user part (a key) came through the environment, not the parameter.
-        url = with_userinfo(self.params["llm_url"], os.environ.get(USERINFO_ENV, ""))
+        # The URL's user part and query (a key) came through the environment.
+        url = with_userinfo(url, os.environ.get(USERINFO_ENV, ""))
+        url = with_query(url, os.environ.get(QUERY_ENV, ""))
         settings = LLMSettings.resolve(
             base_url=url or None,
             model=self.params["llm_model"] or None,
