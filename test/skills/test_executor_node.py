@@ -8,6 +8,7 @@ are never mistaken for this one.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,6 +79,12 @@ class Session:
             time.sleep(0.02)
         assert future.done(), f"no answer within {timeout_s} s"
         return future.result()
+
+    def wait_until(self, condition: Any, what: str, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert condition(), f"no {what} within {timeout_s} s"
 
     def send(self, action: str, *arguments: str) -> Any:
         goal = ExecuteSkill.Goal(step=PlanStep(action=action, arguments=list(arguments)))
@@ -182,6 +189,30 @@ def test_an_unmapped_action_fails_naming_it_and_the_config(
     status, result = session.run("juggle_balls", "ball_1")
     assert status == GoalStatus.STATUS_ABORTED and not result.success
     assert "juggle_balls" in result.message and "skills.yaml" in result.message
+
+
+@pytest.mark.parametrize(
+    ("action", "arguments", "message"),
+    [
+        ("x" * 2**20, [], r"action name is 1,048,576 characters, over the limit of 100"),
+        ("walk", ["table_1"] * 40, r"40 arguments, over the limit of 32"),
+        ("walk", ["table\n1"], r"argument 1 holds control characters"),
+    ],
+)
+def test_a_step_past_the_bound_ends_at_once_and_is_never_announced(
+    session_factory, robot, tmp_path, action: str, arguments: list[str], message: str
+) -> None:
+    """Any peer can send a step: a 1 MB action name was accepted, logged twice, sent
+    back in the result and republished on /cowp/current_step."""
+    session = session_factory(robot_yaml(tmp_path))
+    status, result = session.run(action, *arguments)
+    assert status == GoalStatus.STATUS_ABORTED and not result.success
+    assert re.search(message, result.message), result.message
+    assert len(result.message) < 300
+    # a step within the bounds is announced; in order, after anything announced before
+    session.run("juggle_balls", "ball_1")
+    session.wait_until(lambda: session.steps, "the announcement of juggle_balls")
+    assert [s.action for s in session.steps] == ["juggle_balls"]
 
 
 def test_a_missing_server_fails_naming_the_topic(session_factory, robot, tmp_path) -> None:

@@ -27,8 +27,10 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
+from cowp_ros.pddl.identifiers import MAX_IDENTIFIER_LENGTH
 from cowp_ros.resources import share_path
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
+from cowp_ros.ros.goal_limits import step_problem
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
@@ -184,9 +186,8 @@ class SkillExecutor(ActionNode):
     def on_goal(self, goal: ExecuteSkill.Goal) -> GoalResponse:
         with self._lock:
             if self._busy:
-                self.get_logger().warning(
-                    f"rejected {goal.step.action}: another step is still running"
-                )
+                shown = goal.step.action[:MAX_IDENTIFIER_LENGTH]
+                self.get_logger().warning(f"rejected {shown}: another step is still running")
                 return GoalResponse.REJECT
             self._busy = True
             self._cancel = threading.Event()
@@ -198,6 +199,13 @@ class SkillExecutor(ActionNode):
 
     def execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
         step: PlanStep = goal_handle.request.step
+        problem = step_problem(step)
+        if problem is not None:  # ended before it is announced, logged or run
+            with self._lock:
+                self._busy = False
+            goal_handle.abort()
+            self.get_logger().warning(f"refused a step: {problem}")
+            return ExecuteSkill.Result(success=False, message=f"refused: {problem}")
         cancel = self._cancel
         label = f"{step.action}({', '.join(step.arguments)})"
         try:

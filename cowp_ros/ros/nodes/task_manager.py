@@ -37,6 +37,7 @@ from cowp_interfaces.msg import Situation as SituationMsg
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.report_file import reports_folder
+from cowp_ros.limits import MAX_TASK_TEXT
 from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.clients.peer_method import StartupPeerCheck, method_param
 from cowp_ros.ros.clients.world_client import world_parameters_client
@@ -181,12 +182,12 @@ class TaskManager(ActionNode):
             )
 
     def on_goal(self, goal: RunTask.Goal) -> GoalResponse:
-        problem = goal_problem(goal)
-        if problem is not None:
-            self.get_logger().warning(f"rejected a RunTask goal: {problem}")
-            return GoalResponse.REJECT
-        if self._busy.locked():
-            self.get_logger().warning("rejected a RunTask goal: a task is already running")
+        """Accept every goal the node can keep, so that its result says why it is
+        refused (`execute` ends it at once); only a goal too large to keep is rejected,
+        and not kept: its size is the reason, which its sender knows (`TaskClient`
+        checks it before sending)."""
+        if len(goal.task) > MAX_TASK_TEXT:
+            self.get_logger().warning(f"rejected a RunTask goal: {goal_problem(goal)}")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -197,18 +198,23 @@ class TaskManager(ActionNode):
         return CancelResponse.ACCEPT
 
     def execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
-        # Two goals sent together can both pass on_goal before either runs: the second
-        # to get here ends at once with a reason instead of waiting for the first.
-        if not self._busy.acquire(blocking=False):
-            self.get_logger().warning("aborted a RunTask goal: a task is already running")
-            goal_handle.abort()
-            refused = RunTask.Result(
-                success=False,
-                outcome="aborted",
-                explanation="aborted: a task is already running (one goal at a time)",
-            )
-            self.outcomes.publish(goal_handle, refused)
-            return refused
+        # A goal the node refuses ends at once with the reason in its result; one sent
+        # while a task runs too, instead of waiting for the first.
+        problem = goal_problem(goal_handle.request)
+        if problem is None and not self._busy.acquire(blocking=False):
+            problem = "a task is already running (one goal at a time)"
+        elif problem is None:
+            return self._run(goal_handle)
+        self.get_logger().warning(f"aborted a RunTask goal: {problem}")
+        goal_handle.abort()
+        refused = RunTask.Result(
+            success=False, outcome="aborted", explanation=f"aborted: {problem}"
+        )
+        self.outcomes.publish(goal_handle, refused)
+        return refused
+
+    def _run(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
+        """Run the goal; `_busy` is held (and released here)."""
         try:
             run = TaskRun(self, goal_handle)
             self._active = run
