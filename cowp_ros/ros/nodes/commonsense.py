@@ -63,7 +63,7 @@ from cowp_ros.ros.parameters import (
     declare_parameters,
     positive,
 )
-from cowp_ros.ros.request_limits import check_acquire, check_check_plan
+from cowp_ros.ros.request_limits import check_acquire, check_acquire_fits, check_check_plan
 
 OFF = {"off", "false", "no"}
 """What `monitor_calibration` may say to turn the scored decision off."""
@@ -305,6 +305,7 @@ class CommonsenseNode(Node):
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
         context = task_context_from_request(request)
+        check_acquire_fits(request, context.task)
         self._description = context.description
         acquirer = self._reasoners(self._budgeted(), context).acquirer
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
