@@ -31,6 +31,8 @@ from typing import Any
 from rclpy.action import ActionClient, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import Situation as SituationMsg
@@ -47,6 +49,7 @@ from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import (
     ACQUIRE_SERVICE,
     CHECK_PLAN_SERVICE,
+    COMMONSENSE_CANCEL_TOPIC,
     EXECUTE_SKILL_ACTION,
     PLAN_SERVICE,
     RUN_TASK_ACTION,
@@ -152,6 +155,12 @@ class TaskManager(ActionNode):
         self._busy = threading.Lock()
         self._active: TaskRun | None = None
         self.outcomes = OutcomePublisher(self)
+        # made now, for the node's life: a cancel must find the commonsense node matched
+        self.commonsense_cancel = self.create_publisher(
+            String,
+            COMMONSENSE_CANCEL_TOPIC,
+            QoSProfile(depth=64, reliability=ReliabilityPolicy.RELIABLE),
+        )
         self.server = ResultAwareActionServer(
             self,
             RunTask,
