@@ -398,11 +398,9 @@ def _acquire_misfit(node: Any, executor: Any, spec: dict, seen: dict) -> None:
 def _report_folder(node: Any, executor: Any, spec: dict, seen: dict) -> None:
     """`cowp run` with COWP_REPORTS_DIR a link to a folder, a dangling link, or
     /dev/full: refused with what is there, and nothing written through the link."""
-    import contextlib
-    import io
     import os
-
-    from cowp_ros.cli import main
+    import subprocess
+    import sys
 
     out = Path(str(spec["out"]))
     target = out / "link_target"
@@ -412,15 +410,21 @@ def _report_folder(node: Any, executor: Any, spec: dict, seen: dict) -> None:
     if how != "device":
         folder = out / "reports_link"
         folder.symlink_to(target if how == "link" else out / "nowhere")
-    err = io.StringIO()
-    os.environ["COWP_REPORTS_DIR"] = str(folder)
     started = time.monotonic()
     seen["faults_fired"] = 1
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        code = main(["run", "fill_cup", "--llm-url", str(spec["llm_url"]),
-                     "--llm-model", "scripted", "--no-cache"])  # fmt: skip
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from cowp_ros.cli import main; sys.exit(main())",
+             "run", "fill_cup", "--llm-url", str(spec["llm_url"]), "--llm-model", "scripted",
+             "--no-cache"],
+            env={**os.environ, "COWP_REPORTS_DIR": str(folder)},
+            capture_output=True, text=True, timeout=ANSWER_WAIT_S, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise CowpError(f"cowp run did not end within {ANSWER_WAIT_S:g} s") from None
+    code = done.returncode
     seen["answer_s"] = round(time.monotonic() - started, 3)
-    message = err.getvalue()
+    message = done.stderr
     seen["message"] = message[-500:]
     clear = re.search(r"is a symbolic link|not a folder", message) is not None
     untouched = not any(target.iterdir()) and not (out / "nowhere").exists()

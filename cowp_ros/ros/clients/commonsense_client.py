@@ -29,6 +29,7 @@ from typing import Any
 
 from rclpy.client import Client
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
@@ -54,9 +55,16 @@ from cowp_ros.ros.conversions import (
     selection_from_response,
     usage_from_response,
 )
-from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
+from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE, COMMONSENSE_CANCEL_TOPIC
 from cowp_ros.ros.waiting import call_service
 from cowp_ros.tasks.phrases import ActionPhrases
+
+
+def cancel_publisher(node: Node) -> Any:
+    """A publisher on `/cowp/commonsense_cancel`, made once for a node's life, so that
+    the commonsense node has matched it by the time a cancel is sent."""
+    qos = QoSProfile(depth=64, reliability=ReliabilityPolicy.RELIABLE)
+    return node.create_publisher(String, COMMONSENSE_CANCEL_TOPIC, qos)
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,6 @@ from typing import Any
 from rclpy.action import ActionClient, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.qos import QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
 
 from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import Situation as SituationMsg
@@ -40,6 +38,7 @@ from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.report_file import reports_folder
 from cowp_ros.limits import MAX_TASK_TEXT
+from cowp_ros.ros.clients.commonsense_client import cancel_publisher
 from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.clients.peer_method import StartupPeerCheck, method_param
 from cowp_ros.ros.clients.world_client import world_parameters_client
@@ -49,7 +48,6 @@ from cowp_ros.ros.goal_limits import goal_problem
 from cowp_ros.ros.names import (
     ACQUIRE_SERVICE,
     CHECK_PLAN_SERVICE,
-    COMMONSENSE_CANCEL_TOPIC,
     EXECUTE_SKILL_ACTION,
     PLAN_SERVICE,
     RUN_TASK_ACTION,
@@ -155,12 +153,7 @@ class TaskManager(ActionNode):
         self._busy = threading.Lock()
         self._active: TaskRun | None = None
         self.outcomes = OutcomePublisher(self)
-        # made now, for the node's life: a cancel must find the commonsense node matched
-        self.commonsense_cancel = self.create_publisher(
-            String,
-            COMMONSENSE_CANCEL_TOPIC,
-            QoSProfile(depth=64, reliability=ReliabilityPolicy.RELIABLE),
-        )
+        self.commonsense_cancel = cancel_publisher(self)  # made now: matched when needed
         self.server = ResultAwareActionServer(
             self,
             RunTask,
@@ -191,10 +184,8 @@ class TaskManager(ActionNode):
             )
 
     def on_goal(self, goal: RunTask.Goal) -> GoalResponse:
-        """Accept every goal the node can keep, so that its result says why it is
-        refused (`execute` ends it at once); only a goal too large to keep is rejected,
-        and not kept: its size is the reason, which its sender knows (`TaskClient`
-        checks it before sending)."""
+        """Accept every goal it can keep, so its result says why it is refused (`execute`);
+        one too large to keep is rejected (its sender knows why: `TaskClient` checks it)."""
         if len(goal.task) > MAX_TASK_TEXT:
             self.get_logger().warning(f"rejected a RunTask goal: {goal_problem(goal)}")
             return GoalResponse.REJECT
@@ -207,8 +198,7 @@ class TaskManager(ActionNode):
         return CancelResponse.ACCEPT
 
     def execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
-        # A goal the node refuses ends at once with the reason in its result; one sent
-        # while a task runs too, instead of waiting for the first.
+        # a refused goal (one sent while a task runs too) ends at once, saying why
         problem = goal_problem(goal_handle.request)
         if problem is None and not self._busy.acquire(blocking=False):
             problem = "a task is already running (one goal at a time)"
