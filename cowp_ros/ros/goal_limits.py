@@ -8,8 +8,9 @@ the task manager's log says why in one short line (the text itself is not repeat
 
 An ExecuteSkill step is one PDDL action: its name and each argument are PDDL names of
 at most `MAX_IDENTIFIER_LENGTH` characters. The executor announces each step on
-`/cowp/current_step` (which `cowp record` records) and logs it, so a step past the
-bound is ended at once, before any of that, with a result naming the bound.
+`/cowp/current_step` (which `cowp record` records) and logs it, so a step too large is
+rejected at once (and not kept), and one with control characters or no name is ended
+at once with a result naming the problem, before any of that.
 """
 
 from __future__ import annotations
@@ -36,24 +37,37 @@ def goal_problem(goal: Any) -> str | None:
     return None
 
 
-def step_problem(step: Any) -> str | None:
-    """Why `step` (an ExecuteSkill goal's PlanStep) is refused, or None when it is
-    acceptable. The message never repeats the oversized text."""
-    names = [step.action, *step.arguments[:MAX_STEP_ARGUMENTS]]
+def step_size_problem(step: Any) -> str | None:
+    """Why `step` is too large to keep (its name or an argument past
+    `MAX_IDENTIFIER_LENGTH` characters, more than `MAX_STEP_ARGUMENTS` arguments), or
+    None. Such a goal is rejected, not kept: an accepted goal stays in the action server
+    for its result's lifetime, so a peer sending large ones could grow the executor.
+    The message never repeats the oversized text."""
     if len(step.arguments) > MAX_STEP_ARGUMENTS:
         return (
             f"the step has {len(step.arguments):,} arguments, over the limit of "
             f"{MAX_STEP_ARGUMENTS}: send one PDDL action of a plan"
         )
-    for index, name in enumerate(names):
-        what = "action name" if index == 0 else f"argument {index}"
+    for index, name in enumerate([step.action, *step.arguments]):
         if len(name) > MAX_IDENTIFIER_LENGTH:
+            what = "action name" if index == 0 else f"argument {index}"
             return (
                 f"the step's {what} is {len(name):,} characters, over the limit of "
                 f"{MAX_IDENTIFIER_LENGTH}: send one PDDL action of a plan"
             )
-        if not name and index == 0:
-            return "the step has no action name: send one PDDL action of a plan"
+    return None
+
+
+def step_problem(step: Any) -> str | None:
+    """Why `step` (an ExecuteSkill goal's PlanStep) is refused, or None when it is
+    acceptable: its size (`step_size_problem`), no action name, control characters."""
+    size = step_size_problem(step)
+    if size is not None:
+        return size
+    if not step.action:
+        return "the step has no action name: send one PDDL action of a plan"
+    for index, name in enumerate([step.action, *step.arguments]):
         if any(ord(c) < 32 or ord(c) == 127 for c in name):
+            what = "action name" if index == 0 else f"argument {index}"
             return f"the step's {what} holds control characters: send PDDL names"
     return None

@@ -27,10 +27,9 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
-from cowp_ros.pddl.identifiers import MAX_IDENTIFIER_LENGTH
 from cowp_ros.resources import share_path
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
-from cowp_ros.ros.goal_limits import step_problem
+from cowp_ros.ros.goal_limits import step_problem, step_size_problem
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
@@ -184,10 +183,15 @@ class SkillExecutor(ActionNode):
         )
 
     def on_goal(self, goal: ExecuteSkill.Goal) -> GoalResponse:
+        too_large = step_size_problem(goal.step)
+        if too_large is not None:  # not kept: an accepted goal stays for its result
+            self.get_logger().warning(f"rejected a step: {too_large}")
+            return GoalResponse.REJECT
         with self._lock:
             if self._busy:
-                shown = goal.step.action[:MAX_IDENTIFIER_LENGTH]
-                self.get_logger().warning(f"rejected {shown}: another step is still running")
+                self.get_logger().warning(
+                    f"rejected {goal.step.action}: another step is still running"
+                )
                 return GoalResponse.REJECT
             self._busy = True
             self._cancel = threading.Event()
