@@ -27,6 +27,19 @@ MAX_GROUND_ACTIONS = 200_000
 have at most 1,514 (with the benchmark's 86-object houses), the first problems of the
 IPC domains in benchmarks/bench_ipc.py a few hundred to 32,768; an action of 6
 parameters over 30 objects, all reachable, has 729 million."""
+MAX_COMPLEMENT_FACTS = 100_000
+"""Facts the STRIPS copy of a task may list for its negated predicates (`pddl/negation.py`
+lists `(not_p ...)` for every well-typed tuple where `p` is false: objects^arity per
+negated predicate). The shipped tasks list a few hundred; a 6-ary predicate over 30
+objects would list 729 million, in the planner node itself, before any worker's memory
+cap or deadline applies. Counted before a single fact is made."""
+MAX_TYPES = 1000
+"""Types one domain may declare (the shipped domains declare at most a few dozen, IPC's a
+few dozen more). The `pddl` library checks the type graph for cycles at a cost that grows
+with the cube of a chain's depth, so the type graph is bounded before it sees the text."""
+MAX_TYPE_DEPTH = 32
+"""Ancestors one type may have (`a - b`, `b - c`, ...: a shipped domain has at most 3).
+A chain of 600 types cost the library's cycle check 21 s, 1,000 types 123 s."""
 PLANNER_MEMORY_MB = 1536
 """The address space each planner process may use (RLIMIT_AS): a search that needs
 more ends with an error that says so, instead of growing until the OOM killer picks a

@@ -62,7 +62,7 @@ class SensibleModel:
 
     def __call__(self, request: Request) -> Reply | None:
         plain = PLAIN_QUESTION.search(str((request.json or {}).get("prompt", "")))
-        if plain is not None and request.wants_logprobs and request.path.endswith("/completions"):
+        if plain is not None and request.wants_logprobs and request.route.endswith("/completions"):
             # A plain-text prompt ("Q: ...\nA:"), answered in the same layout as a chat one.
             yes = self.verdict(plain["question"])
             self.asked.append(plain["question"])

@@ -1,7 +1,8 @@
 """A seeded campaign: which fault kind each run gets, running them, and the table.
 
-The schedule is a pure function of the seed: the kinds are dealt out in shuffled rounds
-(every kind gets runs), and each run's own random source is seeded by
+The schedule is a pure function of the seed, stratified: the kinds are dealt out in
+rounds of every kind once (a campaign of at least as many runs as kinds runs each),
+the families taking turns within a round; each run's own random source is seeded by
 "SEED:NUMBER:KIND", so a failing run can be repeated alone (`--only NUMBER`).
 """
 
@@ -48,16 +49,40 @@ class Planned:
 
 
 def schedule(seed: int, runs: int, names: Sequence[str]) -> list[Planned]:
-    """`runs` runs over `names`, dealt in shuffled rounds (a pure function of `seed`)."""
+    """`runs` runs over `names`, a pure function of `seed`, stratified: the kinds are
+    dealt in rounds of every kind once, so a campaign of at least as many runs as kinds
+    runs every kind; and within a round the families take turns (each family's kinds
+    shuffled), so a shorter campaign still reaches every family in proportion."""
     if not names:
         return []
     rng = random.Random(seed)
     order: list[str] = []
     while len(order) < runs:
-        deal = list(names)
-        rng.shuffle(deal)
-        order.extend(deal)
+        order.extend(_one_round(rng, names))
     return [Planned(i + 1, name, f"{seed}:{i + 1}:{name}") for i, name in enumerate(order[:runs])]
+
+
+def _one_round(rng: random.Random, names: Sequence[str]) -> list[str]:
+    """Every kind once: the families' shuffled kinds taken in turn, the family that has
+    most left first (so the round ends with every family used up together)."""
+    families: dict[str, list[str]] = {}
+    for name in names:
+        kind = REGISTRY.get(name)
+        families.setdefault(kind.family if kind is not None else "", []).append(name)
+    for kinds in families.values():
+        rng.shuffle(kinds)
+    total = len(names)
+    dealt: list[str] = []
+    taken = dict.fromkeys(families, 0)
+    while len(dealt) < total:
+        # the family furthest behind its share of the round so far goes next
+        family = min(
+            (f for f in families if taken[f] < len(families[f])),
+            key=lambda f: ((taken[f] + 1) / len(families[f]), rng.random()),
+        )
+        dealt.append(families[family][taken[family]])
+        taken[family] += 1
+    return dealt
 
 
 MAX_REDRAWS = 3

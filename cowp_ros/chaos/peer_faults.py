@@ -111,3 +111,62 @@ def peer_long_goal(ctx: FaultContext) -> Scenario:
     return peer_scenario(
         ctx, "long_goal", "task_manager", f"a {megabytes} MB task name", megabytes=megabytes
     )
+
+
+@fault("peer_negated_goal", "peer", "a 480-byte Plan request negating a 6-ary predicate")
+def peer_negated_goal(ctx: FaultContext) -> Scenario:
+    return peer_scenario(
+        ctx, "plan_negated_goal", "planner", "refused by the complement bound (30^6 facts)",
+        expect={"answer_s": 10.0},
+    )  # fmt: skip
+
+
+@fault("peer_type_chain", "peer", "a Plan or CheckPlan request whose types chain 600-9,000 deep")
+def peer_type_chain(ctx: FaultContext) -> Scenario:
+    depth = ctx.pick([600, 1000, 9000])
+    node = ctx.pick(["planner", "commonsense"])
+    return peer_scenario(
+        ctx, "type_chain", node, f"a chain of {depth:,} types to the {node}",
+        expect={"answer_s": 10.0}, depth=depth,
+    )  # fmt: skip
+
+
+@fault("peer_url_query_key", "peer", "the model's key in llm_url's query, read by a peer")
+def peer_url_query_key(ctx: FaultContext) -> Scenario:
+    return peer_scenario(
+        ctx, "url_query_key", "commonsense", "get_parameters llm_url", query_key=ctx.secret
+    )
+
+
+@fault("peer_set_method", "peer", "SetParameters on the commonsense node's method")
+def peer_set_method(ctx: FaultContext) -> Scenario:
+    method = ctx.pick(["grounded", "cowp_llm_state", "nonsense"])
+    return peer_scenario(ctx, "set_method", "commonsense", f"method := {method}", method=method)
+
+
+@fault("peer_long_step", "peer", "an ExecuteSkill step with a 1 MB action name or 40 arguments")
+def peer_long_step(ctx: FaultContext) -> Scenario:
+    if ctx.rng.random() < 0.5:
+        return peer_scenario(ctx, "long_step", "executor", "a 1 MB action name", bytes=2**20)
+    return peer_scenario(ctx, "long_step", "executor", "40 arguments", arguments=40)
+
+
+@fault("peer_acquire_misfit", "peer", "AcquireKnowledge fields the request's PDDL does not have")
+def peer_acquire_misfit(ctx: FaultContext) -> Scenario:
+    fields, what = ctx.pick(
+        [
+            ({"role_type": "spoon"}, "a role no role action takes"),
+            ({"candidate_types": ["spaceship"]}, "a kind the domain lacks"),
+            ({"candidate_types": ["cup"]}, "the role's own kind"),
+        ]
+    )
+    return peer_scenario(ctx, "acquire_misfit", "commonsense", what, fields=fields)
+
+
+@fault("peer_report_folder", "peer", "COWP_REPORTS_DIR a symlink, a dangling link or /dev/full")
+def peer_report_folder(ctx: FaultContext) -> Scenario:
+    how = ctx.pick(["link", "dangling", "device"])
+    return peer_scenario(
+        ctx, "report_folder", "none", f"the reports folder: {how}",
+        expect={"answer_s": 60.0}, folder=how,
+    )  # fmt: skip

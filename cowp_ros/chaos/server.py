@@ -79,7 +79,12 @@ class Request:
 
     @property
     def is_chat(self) -> bool:
-        return self.method == "POST" and self.path.rstrip("/").endswith("/chat/completions")
+        return self.method == "POST" and self.route.endswith("/chat/completions")
+
+    @property
+    def route(self) -> str:
+        """The path without its query (a key may come in the query: `?api_key=...`)."""
+        return self.path.split("?", 1)[0].rstrip("/")
 
     @property
     def max_tokens(self) -> int:
@@ -243,7 +248,7 @@ class ScriptedLLMServer:
     # --- serving -------------------------------------------------------------------
 
     def _default(self, request: Request) -> Reply:
-        if request.method == "GET" and request.path.rstrip("/").endswith("/models"):
+        if request.method == "GET" and request.route.endswith("/models"):
             data = [{"id": name, "object": "model", "owned_by": "chaos"} for name in self.models]
             return Reply(body={"object": "list", "data": data})
         with self._lock:

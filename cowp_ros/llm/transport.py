@@ -31,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -116,7 +116,7 @@ class ModelTransport:
     ) -> None:
         self.settings = settings
         self.role = role
-        self._url = str(settings.base_url).rstrip("/")
+        self._url, self._query = _base_and_query(str(settings.base_url))
         self.base_url = settings.shown_url.rstrip("/")
         """The server's URL as messages show it (a key in it hidden)."""
         _check_url(self._url, self.base_url, role)
@@ -246,7 +246,7 @@ class ModelTransport:
         remaining = max(0.001, deadline - time.monotonic())
         with self._http.stream(
             method,
-            self._url + path,
+            self._url + path + self._query,
             content=content,
             headers=self._headers,
             timeout=httpx.Timeout(remaining),
@@ -306,6 +306,18 @@ class ModelTransport:
                 hint="wait and run again, or allow more time (--llm-timeout)",
             )
         return CowpError(f"{where} answered HTTP {status}: {message}", hint=self.role.status_hint)
+
+
+def _base_and_query(url: str) -> tuple[str, str]:
+    """(`url` without its query, `?query` or ''): a server that takes its key in the
+    query (`.../v1?api_key=...`) gets it after each request's path, where it belongs,
+    not before (`/v1?api_key=.../chat/completions`)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.rstrip("/"), ""
+    base = urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")).rstrip("/")
+    return base, f"?{parts.query}" if parts.query else ""
 
 
 def _check_url(url: str, shown: str, role: ServerRole) -> None:

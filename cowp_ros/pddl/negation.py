@@ -16,6 +16,7 @@ action it is in: Fast Downward plans with those.
 from __future__ import annotations
 
 import itertools
+import math
 
 from pddl.action import Action
 from pddl.core import Domain, Problem
@@ -23,6 +24,7 @@ from pddl.logic.predicates import Predicate
 from pddl.logic.terms import Constant
 from pddl.requirements import Requirements
 
+from cowp_ros.limits import MAX_COMPLEMENT_FACTS, LimitError
 from cowp_ros.pddl.formulas import PddlLiteral, conjunction, conjuncts_of, is_cost, literals_of
 from cowp_ros.pddl.identifiers import MAX_IDENTIFIER_LENGTH
 from cowp_ros.pddl.model import PddlLoadError, PlanningTask, atom_of
@@ -63,6 +65,37 @@ def negated_predicates(task: PlanningTask) -> set[str]:
     return negated
 
 
+def complement_fact_count(task: PlanningTask, negated: set[str] | None = None) -> int:
+    """How many `(not_p ...)` facts the STRIPS copy would list: for each negated
+    predicate, the product of the objects each of its arguments may take. Counted from
+    the object counts alone, so it costs nothing however large the answer."""
+    predicates = task.predicates
+    total = 0
+    for predicate in negated_predicates(task) if negated is None else negated:
+        arg_types = predicates.get(predicate, ())
+        total += math.prod(len(task.objects_of_type(t)) for t in arg_types)
+    return total
+
+
+def check_complements(task: PlanningTask, limit: int = MAX_COMPLEMENT_FACTS) -> int:
+    """The count `complement_fact_count` gives; LimitError, naming the predicate that
+    costs most, when it is past `limit` (0: no limit)."""
+    negated = negated_predicates(task)
+    count = complement_fact_count(task, negated)
+    if limit and count > limit:
+        costs = {p: complement_fact_count(task, {p}) for p in negated}
+        worst = max(sorted(costs), key=lambda p: costs[p])
+        arity = len(task.predicates.get(worst, ()))
+        raise LimitError(
+            f"refused to plan: its negated conditions would list {count:,} complement "
+            f"facts, over the limit of {limit:,} ((not ({worst} ...)) has {arity} "
+            f"arguments over {len(task.objects)} objects: {costs[worst]:,} tuples)",
+            hint="negate predicates of fewer arguments, or plan with fewer objects; a task "
+            "of this project lists a few hundred",
+        )
+    return count
+
+
 def check_strips(task: PlanningTask, planner: str = "pyperplan") -> None:
     """Refuse, naming the construct and the action, a task that is not STRIPS with
     negative literals and action costs (what `strips_copy` can hand a STRIPS planner)."""
@@ -100,6 +133,7 @@ def compile_negative_preconditions(task: PlanningTask, *, drop_costs: bool = Fal
     negated = negated_predicates(task)
     if not negated and not drop_costs:
         return task
+    check_complements(task)
     taken = set(task.predicates)
     complements: dict[str, str] = {}
     for predicate in sorted(negated):
@@ -149,8 +183,9 @@ def compile_negative_preconditions(task: PlanningTask, *, drop_costs: bool = Fal
     for predicate, complement in complements.items():
         arg_types = task.predicates[predicate]
         candidates = [task.objects_of_type(t) for t in arg_types]
+        true_args = {atom.args for atom in true_now if atom.predicate == predicate}
         for args in itertools.product(*candidates):
-            if not any(atom.predicate == predicate and atom.args == args for atom in true_now):
+            if args not in true_args:
                 init.append(Predicate(complement, *(Constant(a) for a in args)))
     requirements = set(task.domain.requirements) - {Requirements.NEG_PRECONDITION}
     if drop_costs:

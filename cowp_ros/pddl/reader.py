@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cowp_ros.errors import CowpError
+from cowp_ros.limits import MAX_TYPE_DEPTH, MAX_TYPES, LimitError
 
 ROOT_TYPE = "object"
 
@@ -177,7 +178,7 @@ def _rewrite_types(text: str, toks: list[Token], source: str) -> str:
                 )
             parent = body[index + 1].text
             for child in pending:
-                _declare(parents, order, child.text, parent, child.line)
+                _declare(parents, order, child.text, parent, child.line, source)
             pending = []
             index += 2
             continue
@@ -189,8 +190,15 @@ def _rewrite_types(text: str, toks: list[Token], source: str) -> str:
         pending.append(tok)
         index += 1
     for last_tok in pending:
-        _declare(parents, order, last_tok.text, ROOT_TYPE, last_tok.line)
+        _declare(parents, order, last_tok.text, ROOT_TYPE, last_tok.line, source)
+    if len(order) > MAX_TYPES:
+        raise LimitError(
+            f"{source}: declares {len(order):,} types, over the limit of {MAX_TYPES:,}",
+            hint="a domain needs a few dozen types; the type graph is bounded before "
+            "parsing because checking it costs far more than reading it",
+        )
     chosen = {t: _one_parent(t, parents, source) for t in order if t != ROOT_TYPE}
+    _check_depth(chosen, source)
     groups: dict[str, list[str]] = {}
     for type_name, parent in chosen.items():
         groups.setdefault(parent, []).append(type_name)
@@ -205,12 +213,57 @@ def _rewrite_types(text: str, toks: list[Token], source: str) -> str:
     return text[:start] + rewritten + text[end:]
 
 
+def _check_depth(chosen: dict[str, str], source: str) -> None:
+    """Refuse a type with more than `MAX_TYPE_DEPTH` ancestors, in time linear in the
+    number of types (each depth is computed once; a cycle stops the walk and is left to
+    the library, which names it)."""
+    depth: dict[str, int] = {ROOT_TYPE: 0}
+    for start in chosen:
+        path: list[str] = []
+        on_path: set[str] = set()
+        current = start
+        while current not in depth and current in chosen and current not in on_path:
+            path.append(current)
+            on_path.add(current)
+            current = chosen[current]
+        base = depth.get(current, 0)
+        for type_name in reversed(path):
+            base += 1
+            depth[type_name] = base
+            if base > MAX_TYPE_DEPTH:
+                raise LimitError(
+                    f"{source}: type {type_name!r} has {base:,} ancestors, over the limit "
+                    f"of {MAX_TYPE_DEPTH} (a chain of types declared one under the other)",
+                    hint="a domain's types nest a few levels deep; the type graph is "
+                    "bounded before parsing because checking it costs the cube of its depth",
+                )
+
+
+MAX_TYPE_PARENTS = 4
+"""Distinct parents one type may be listed under (IPC's storage lists two: `area -
+object`, `area - surface`). Choosing among them walks the ancestors of each, so the
+walks stay linear in the number of types."""
+
+
 def _declare(
-    parents: dict[str, list[tuple[str, int]]], order: list[str], name: str, parent: str, line: int
+    parents: dict[str, list[tuple[str, int]]],
+    order: list[str],
+    name: str,
+    parent: str,
+    line: int,
+    source: str,
 ) -> None:
     if name not in parents:
         parents[name] = []
         order.append(name)
+    if any(known == parent for known, _ in parents[name]):
+        return  # the same parent again adds nothing
+    if len(parents[name]) >= MAX_TYPE_PARENTS:
+        raise LimitError(
+            f"{source}, line {line}: type {name!r} is listed under more than "
+            f"{MAX_TYPE_PARENTS} parents",
+            hint="declare the type under one parent",
+        )
     parents[name].append((parent, line))
 
 
@@ -233,7 +286,8 @@ def _one_parent(name: str, parents: dict[str, list[tuple[str, int]]], source: st
         return seen
 
     for candidate in declared:
-        if all(other == candidate or other in ancestors(candidate) for other in declared):
+        above = ancestors(candidate)
+        if all(other == candidate or other in above for other in declared):
             return candidate
     lines = ", ".join(str(line) for _, line in parents[name])
     raise PddlSyntaxError(

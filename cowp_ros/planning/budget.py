@@ -21,6 +21,7 @@ ignored), and stops counting at the bound (`reachable_action_count`):
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
@@ -36,6 +37,7 @@ from cowp_ros.limits import MAX_GROUND_ACTIONS, LimitError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.formulas import conjuncts_of
 from cowp_ros.pddl.model import ROOT_TYPE
+from cowp_ros.pddl.negation import check_complements
 
 EXPLORATION_STEPS = 2_000_000
 """Join steps the relaxed exploration may take (about two seconds of Python) before it
@@ -280,7 +282,13 @@ def reachable_action_count(task: PlanningTask, limit: int, steps: int = EXPLORAT
 
 def check_grounding(task: PlanningTask, limit: int = MAX_GROUND_ACTIONS) -> int:
     """The task's ground action count (reachable ones, when the product of counts is
-    past `limit`); LimitError when more than `limit` are reachable (0: no limit)."""
+    past `limit`); LimitError when more than `limit` are reachable (0: no limit), or
+    when its negated conditions would list more facts than `MAX_COMPLEMENT_FACTS` (a
+    negated goal grounds no action, yet its STRIPS copy lists objects^arity facts).
+    A task beyond STRIPS is not compiled here: Fast Downward reads it in its own
+    capped process."""
+    with contextlib.suppress(ValueError):
+        check_complements(task)
     product = ground_action_count(task)
     if not limit or product <= limit:
         return product

@@ -4,7 +4,9 @@ Each node module has `PARAMETERS`, a tuple of `Param`: name, default, descriptio
 an optional check. `declare_parameters` declares them all, reads the values, and ends
 the node's start with one clear error when a value is of the wrong type or out of
 range. The defaults are the ones `config/<node>.yaml` shows (a test keeps the two in
-step), so the table is the node's whole surface on one screen.
+step), so the table is the node's whole surface on one screen. They are read-only:
+each is read once, at start-up, so a peer's `SetParameters` is refused with a reason
+rather than changing what other nodes read while the node goes on with the old value.
 
 Values are forgiving the way YAML and `--set` users expect: `timeout_s: 5` means 5.0 for
 a float parameter (rclpy alone refuses an integer where it declared a double), and an
@@ -67,7 +69,12 @@ def declare_parameters(node: Node, table: Sequence[Param]) -> dict[str, Any]:
     """Declare every parameter of `table` on `node`; return the checked values by name."""
     values: dict[str, Any] = {}
     for param in table:
-        descriptor = ParameterDescriptor(description=param.description, dynamic_typing=True)
+        # read-only: a node reads its parameters once, at start-up, and another node may
+        # read them to check it (the task manager reads the commonsense node's `method`);
+        # a peer's SetParameters would change what others see, not what the node does
+        descriptor = ParameterDescriptor(
+            description=param.description, dynamic_typing=True, read_only=True
+        )
         node.declare_parameter(param.name, param.default, descriptor)
         values[param.name] = _typed(param, node.get_parameter(param.name).value)
     return values

@@ -146,6 +146,7 @@ class TaskRun:
             clock=self.clock,
             cancel=self.cancel,
             clients=kept,
+            cancel_publisher=getattr(self.node, "commonsense_cancel", None),
         )
         planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel, clients=kept)
         self.clients = [commonsense, planner]

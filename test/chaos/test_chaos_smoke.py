@@ -31,6 +31,24 @@ def test_the_schedule_is_a_function_of_the_seed() -> None:
     assert {p.kind for p in first} == set(names)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 23])
+def test_a_campaign_of_as_many_runs_as_kinds_runs_every_kind(seed: int) -> None:
+    """Stratified: a 25-run campaign had left 9 of 34 kinds unexercised; one of as many
+    runs as kinds runs each once, and a shorter one gives each family its share."""
+    from collections import Counter
+
+    from cowp_ros.chaos.campaign import REGISTRY
+
+    names = list(REGISTRY)
+    planned = schedule(seed, len(names), names)
+    assert sorted(p.kind for p in planned) == sorted(names)
+    families = Counter(REGISTRY[name].family for name in names)
+    short = Counter(REGISTRY[p.kind].family for p in schedule(seed, 25, names))
+    for family, count in families.items():
+        share = 25 * count / len(names)
+        assert abs(short[family] - share) <= 1.5, (family, short[family], share)
+
+
 def test_the_command_runs_one_seeded_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -61,6 +61,36 @@ def test_the_grounding_attack_is_refused_at_once(start_graph, probe: Probe) -> N
     assert "grounds 729,000,000 actions" in response.message
 
 
+def test_what_parsing_and_negation_would_cost_is_refused_at_once(start_graph, probe: Probe) -> None:
+    """A 480-byte negated goal grew the planner node by a gigabyte; a type chain 1,000
+    deep held a slot for two minutes. Both are refused before the library or a worker
+    does the work, and a normal request is answered meanwhile."""
+    from cowp_ros.ros.chaos_peer import negated_goal_pddl, type_chain_pddl
+
+    start_graph(partial_profile(["planner"]))
+    for (domain, problem), message in [
+        (negated_goal_pddl(), "729,000,000 complement facts, over the limit"),
+        (type_chain_pddl(1000), "ancestors, over the limit of 32"),
+    ]:
+        started = time.monotonic()
+        response = call(
+            probe,
+            Plan,
+            "/cowp/plan",
+            Plan.Request(domain_pddl=domain, problem_pddl=problem, timeout_s=20.0),
+        )
+        assert time.monotonic() - started < 10
+        assert response.status == "error" and message in response.message, response.message
+    task = get_task("serve_water").load()
+    normal = call(
+        probe,
+        Plan,
+        "/cowp/plan",
+        Plan.Request(domain_pddl=task.domain_text(), problem_pddl=task.problem_text()),
+    )
+    assert normal.success, normal.message
+
+
 def test_a_search_past_its_memory_budget_is_an_error_that_says_so(
     start_graph, probe: Probe
 ) -> None:

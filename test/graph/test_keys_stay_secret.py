@@ -22,7 +22,13 @@ import pytest
 from graph_harness import Probe
 from rcl_interfaces.srv import GetParameters, ListParameters
 
-from cowp_ros.bringup.node_secrets import keys_moved_out, split_key, with_userinfo
+from cowp_ros.bringup.node_secrets import (
+    keys_moved_out,
+    split_key,
+    split_query,
+    with_query,
+    with_userinfo,
+)
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.chaos.answers import SensibleModel
 from cowp_ros.chaos.server import Reply, Request, ScriptedLLMServer
@@ -56,6 +62,24 @@ def test_a_key_in_a_url_moves_out_of_the_parameters() -> None:
     clean, environments = keys_moved_out(profile)
     assert clean.node("commonsense").parameters["llm_url"] == "http://host:8000/v1"
     assert environments == {"commonsense": {"COWP_LLM_URL_USERINFO": "user:sk-1234"}}
+
+
+def test_a_key_in_a_url_query_moves_out_of_the_parameters() -> None:
+    url = "http://host:8000/v1?api_key=sk-1234"
+    assert split_query(url) == ("http://host:8000/v1", "api_key=sk-1234")
+    assert split_query("http://host/v1") == ("http://host/v1", None)
+    assert with_query("http://host:8000/v1", "api_key=sk-1234") == url
+    profile = with_parameter_overrides(
+        load_profile("sim"), ["commonsense.llm_url=http://user:pw-99@host:8000/v1?api_key=sk-1234"]
+    )
+    clean, environments = keys_moved_out(profile)
+    assert clean.node("commonsense").parameters["llm_url"] == "http://host:8000/v1"
+    assert environments == {
+        "commonsense": {
+            "COWP_LLM_URL_USERINFO": "user:pw-99",
+            "COWP_LLM_URL_QUERY": "api_key=sk-1234",
+        }
+    }
 
 
 def _parameters_of_every_node(probe: Probe) -> dict[str, str]:

@@ -119,3 +119,16 @@ def test_an_embeddings_server_that_hangs_ends_at_the_deadline(scripted: Scripted
     with pytest.raises(CowpError, match=r"did not answer within 0\.5 s"):
         embedder.embed(["cup"])
     assert time.monotonic() - started < 1.0
+
+
+def test_a_key_in_the_url_query_goes_after_each_request_path(
+    scripted: ScriptedLLMServer,
+) -> None:
+    """A server that takes its key in the query gets it where a query belongs: after
+    `/chat/completions`, not inside the path (`/v1?api_key=.../chat/completions`)."""
+    scripted.reply(completion("1. yes"))
+    questioner = _vision(f"{scripted.url}?api_key={SECRET}")
+    assert questioner.ask(["Is the cup held?"], _frame()) == [Answer.YES]
+    path = scripted.requests[-1].path
+    assert path.endswith(f"/chat/completions?api_key={SECRET}"), path
+    assert f"?api_key={SECRET}/" not in path

@@ -98,3 +98,17 @@ def test_a_bad_value_names_the_parameter(context, overrides: dict, message: str)
             declare_parameters(node, TABLE)
     finally:
         node.destroy_node()
+
+
+def test_a_peer_cannot_change_a_parameter_the_node_read_at_start(context) -> None:
+    """Nodes read their parameters once: a peer's SetParameters (one on the commonsense
+    node's `method` made every later task refused) is refused with a reason."""
+    node = _node(context)
+    try:
+        declare_parameters(node, TABLE)
+        results = node.set_parameters([Parameter("name", value="other")])
+        assert not results[0].successful
+        assert "read-only" in results[0].reason
+        assert node.get_parameter("name").value == "x"
+    finally:
+        node.destroy_node()

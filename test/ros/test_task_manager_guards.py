@@ -66,9 +66,25 @@ def manager(tmp_path: Path) -> Iterator[TaskManager]:
 
 
 def test_a_huge_task_name_is_rejected(manager: TaskManager) -> None:
+    """Too large to keep: rejected, and not kept for a result."""
     assert manager.on_goal(RunTask.Goal(task="x" * 10_000_000)) == GoalResponse.REJECT
-    assert manager.on_goal(RunTask.Goal(task="serve\x1b[2J water")) == GoalResponse.REJECT
     assert manager.on_goal(RunTask.Goal(task="serve water")) == GoalResponse.ACCEPT
+
+
+def test_a_refused_goal_says_why_in_its_result(manager: TaskManager) -> None:
+    """A goal the task manager refuses gets a result that says why (a rejection has
+    none: the reason was only in the log)."""
+    assert manager.on_goal(RunTask.Goal(task="serve\x1b[2J water")) == GoalResponse.ACCEPT
+    goal = FakeGoal("serve\x1b[2J water")
+    published: list[tuple[int, str]] = []
+    manager.outcomes.publish = lambda g, r: published.append((g.status, r.explanation))  # type: ignore[method-assign]
+    result = manager.execute(goal)
+    assert goal.ended == "aborted" and not result.success
+    assert result.explanation == (
+        "aborted: the goal's task holds control characters: name a task (serve_water)"
+    )
+    assert published == [(GoalStatus.STATUS_ABORTED, result.explanation)]
+    assert not manager._busy.locked()  # the next goal is not refused as busy
 
 
 def test_a_second_goal_that_slipped_past_the_check_ends_at_once(manager: TaskManager) -> None:

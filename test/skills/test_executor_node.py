@@ -79,6 +79,12 @@ class Session:
         assert future.done(), f"no answer within {timeout_s} s"
         return future.result()
 
+    def wait_until(self, condition: Any, what: str, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert condition(), f"no {what} within {timeout_s} s"
+
     def send(self, action: str, *arguments: str) -> Any:
         goal = ExecuteSkill.Goal(step=PlanStep(action=action, arguments=list(arguments)))
         handle = self.wait(
@@ -182,6 +188,38 @@ def test_an_unmapped_action_fails_naming_it_and_the_config(
     status, result = session.run("juggle_balls", "ball_1")
     assert status == GoalStatus.STATUS_ABORTED and not result.success
     assert "juggle_balls" in result.message and "skills.yaml" in result.message
+
+
+@pytest.mark.parametrize(
+    ("action", "arguments"), [("x" * 2**20, []), ("walk", ["table_1"] * 40), ("walk", ["y" * 101])]
+)
+def test_a_step_too_large_is_rejected_and_never_announced(
+    session_factory, robot, tmp_path, action: str, arguments: list[str]
+) -> None:
+    """Any peer can send a step: a 1 MB action name was accepted, logged twice, sent
+    back in the result and republished on /cowp/current_step. Rejected, it is not kept
+    for a result either."""
+    session = session_factory(robot_yaml(tmp_path))
+    goal = ExecuteSkill.Goal(step=PlanStep(action=action, arguments=arguments))
+    assert not session.wait(session.action.send_goal_async(goal)).accepted
+    _only_the_next_step_is_announced(session)
+
+
+def test_a_step_with_control_characters_ends_saying_why(session_factory, robot, tmp_path) -> None:
+    session = session_factory(robot_yaml(tmp_path))
+    status, result = session.run("walk", "table\x1b[2J_1")
+    assert status == GoalStatus.STATUS_ABORTED and not result.success
+    assert result.message == (
+        "refused: the step's argument 1 holds control characters: send PDDL names"
+    )
+    _only_the_next_step_is_announced(session)
+
+
+def _only_the_next_step_is_announced(session: Session) -> None:
+    """A step within the bounds is announced: in order, after anything announced before."""
+    session.run("juggle_balls", "ball_1")
+    session.wait_until(lambda: session.steps, "the announcement of juggle_balls")
+    assert [s.action for s in session.steps] == ["juggle_balls"]
 
 
 def test_a_missing_server_fails_naming_the_topic(session_factory, robot, tmp_path) -> None:

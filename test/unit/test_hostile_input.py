@@ -59,6 +59,77 @@ def test_the_grounding_attack_is_refused_before_any_search() -> None:
     assert "'blow' has 6 parameters over 30 objects" in str(refused.value)
 
 
+def negated_goal_attack(n_objects: int = 30) -> tuple[str, str]:
+    """About 480 bytes: no action grounds more than once, but the goal negates a 6-ary
+    predicate, whose STRIPS complement would list 30^6 facts."""
+    args = " ".join(f"?{n} - thing" for n in "abcdef")
+    domain = (
+        "(define (domain neg) (:requirements :strips :typing :negative-preconditions)"
+        f" (:types thing) (:predicates (p {args}) (done))"
+        " (:action finish :parameters () :precondition (and) :effect (done)))"
+    )
+    objects = " ".join(f"o{i}" for i in range(n_objects))
+    problem = (
+        f"(define (problem n1) (:domain neg) (:objects {objects} - thing) (:init)"
+        " (:goal (and (done) (not (p o0 o0 o0 o0 o0 o0)))))"
+    )
+    return domain, problem
+
+
+@pytest.mark.parametrize("planner", ["pyperplan", "auto"])
+def test_a_negated_goal_past_the_complement_bound_is_refused_at_once(planner: str) -> None:
+    domain, problem = negated_goal_attack()
+    assert len(domain) + len(problem) < 500
+    task = PlanningTask.from_text(domain, problem, "request")
+    started = time.monotonic()
+    with pytest.raises(CowpError, match=r"729,000,000 complement facts, over the limit"):
+        make_planner(planner).solve(task, 20.0)
+    assert time.monotonic() - started < 5
+
+
+def test_a_negated_goal_within_the_bound_still_plans() -> None:
+    domain, problem = negated_goal_attack(n_objects=3)  # 729 complement facts
+    result = make_planner("pyperplan").solve(PlanningTask.from_text(domain, problem), 30.0)
+    assert result.found and [step.action for step in result.steps] == ["finish"]
+
+
+def _chain(depth: int) -> str:
+    types = " ".join(f"t{i} - t{i + 1}" for i in range(depth))
+    return (
+        f"(define (domain deep) (:requirements :strips :typing) (:types {types})"
+        " (:predicates (done)) (:action a :parameters () :precondition (and) :effect (done)))"
+    )
+
+
+DONE = "(define (problem x) (:domain deep) (:init) (:goal (done)))"
+
+
+@pytest.mark.parametrize(
+    ("depth", "message"),
+    [(600, r"has 33 ancestors, over the limit of 32"), (9000, r"9,000 types, over the limit")],
+)
+def test_a_deep_type_chain_is_refused_before_the_library_checks_it(
+    depth: int, message: str
+) -> None:
+    """The library's cycle check costs the cube of a chain's depth (600 types: 21 s)."""
+    started = time.monotonic()
+    with pytest.raises(CowpError, match=message):
+        PlanningTask.from_text(_chain(depth), DONE, "request")
+    assert time.monotonic() - started < 2
+
+
+def test_a_type_chain_within_the_bound_still_parses() -> None:
+    task = PlanningTask.from_text(_chain(31), DONE, "request")
+    assert task.types["t0"] == "t1"
+
+
+def test_a_type_listed_under_many_parents_is_refused() -> None:
+    types = " ".join(f"a - p{i}" for i in range(20))
+    domain = _chain(1).replace("(:types t0 - t1)", f"(:types {types})")
+    with pytest.raises(CowpError, match=r"type 'a' is listed under more than 4 parents"):
+        PlanningTask.from_text(domain, DONE, "request")
+
+
 def test_a_planner_past_its_memory_budget_ends_with_the_reason() -> None:
     """With the grounding bound lifted, the worker's address-space cap still stops it:
     the error names the budget, and the worker's own peak stayed under it."""
@@ -267,6 +338,36 @@ def test_a_planted_symlink_is_replaced_not_followed(tmp_path: Path) -> None:
     CowpReport("t", "a test", "pyperplan", "none", outcome="completed").write(link)
     assert victim.read_text() == "precious"
     assert not link.is_symlink() and json.loads(link.read_text())["outcome"] == "completed"
+
+
+def test_a_report_folder_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    from cowp_ros.cowp.report import CowpReport
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "reports").symlink_to(elsewhere)
+    report = CowpReport("t", "a test", "pyperplan", "none", outcome="completed")
+    with pytest.raises(CowpError, match=r"is a symbolic link \(to .*elsewhere\)"):
+        report.write(tmp_path / "reports" / "report.json")
+    assert list(elsewhere.iterdir()) == []
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(CowpError, match=r"dangling is a symbolic link"):
+        report.write(tmp_path / "dangling" / "report.json")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_device_as_the_reports_folder_says_what_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    @contextlib.contextmanager
+    def open_model(args: Any) -> Iterator[ScriptedModel]:
+        yield ScriptedModel()
+
+    monkeypatch.setattr(run_cli, "open_model", open_model)
+    monkeypatch.setenv("COWP_REPORTS_DIR", "/dev/full")
+    assert main(["run", "fill_cup"]) != 0
+    err = capsys.readouterr().err
+    assert "/dev/full: it is a device, not a folder" in err and "Traceback" not in err
 
 
 def test_a_failed_write_leaves_the_old_report_whole(

@@ -13,21 +13,27 @@ judged yet (a flood of repeated situations costs no questions). Every call has a
 deadline, notices a node that died mid-call, and ends at once when the run is
 cancelled. A new plan is sent once with no situation, without waiting (`prepare`), so
 that a method that asks what the plan's objects need does so while the robot moves.
+Each request carries an id; a request the run no longer waits for (cancelled, or still
+in flight when the run ends) has its id published on `/cowp/commonsense_cancel`, and
+the node asks none of its remaining questions.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from rclpy.client import Client
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
-from cowp_ros.cowp.cancel import NEVER, CancelToken
+from cowp_ros.cowp.cancel import NEVER, CancelToken, RunCancelledError
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
@@ -49,9 +55,16 @@ from cowp_ros.ros.conversions import (
     selection_from_response,
     usage_from_response,
 )
-from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
+from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE, COMMONSENSE_CANCEL_TOPIC
 from cowp_ros.ros.waiting import call_service
 from cowp_ros.tasks.phrases import ActionPhrases
+
+
+def cancel_publisher(node: Node) -> Any:
+    """A publisher on `/cowp/commonsense_cancel`, made once for a node's life, so that
+    the commonsense node has matched it by the time a cancel is sent."""
+    qos = QoSProfile(depth=64, reliability=ReliabilityPolicy.RELIABLE)
+    return node.create_publisher(String, COMMONSENSE_CANCEL_TOPIC, qos)
 
 
 @dataclass(frozen=True)
@@ -78,9 +91,14 @@ class CommonsenseClient:
         clock: PhaseClock | None = None,
         cancel: CancelToken = NEVER,
         clients: KeptClients | None = None,
+        cancel_publisher: Any | None = None,
     ) -> None:
         """`clients`: the node's kept clients (a long-lived node passes its own, see
-        kept_clients.py); without them the clients are this object's, destroyed by `close`."""
+        kept_clients.py); without them the clients are this object's, destroyed by `close`.
+        `cancel_publisher`: the node's publisher on `/cowp/commonsense_cancel` (kept for
+        its life, so that it is matched when a cancel comes); None: no cancel is sent."""
+        self.cancel_publisher = cancel_publisher
+        self._in_flight: set[str] = set()
         self.node = node
         self.task_name = task_name
         self.description = description
@@ -105,7 +123,31 @@ class CommonsenseClient:
         self._judged: dict[tuple[PlanStep, str], _Judged] = {}
         self._facts: dict[str, SituationFact] = {}
 
+    def _new_id(self, request: Any) -> str:
+        request.request_id = uuid.uuid4().hex
+        with self._lock:
+            self._in_flight.add(request.request_id)
+        return str(request.request_id)
+
+    def _answered(self, request_id: str) -> None:
+        with self._lock:
+            self._in_flight.discard(request_id)
+
+    def _cancel_one(self, request_id: str) -> None:
+        self._answered(request_id)
+        if self.cancel_publisher is not None:
+            self.cancel_publisher.publish(String(data=request_id))
+
+    def cancel_in_flight(self) -> None:
+        """Tell the node that no request still in flight is wanted any more."""
+        with self._lock:
+            ids, self._in_flight = sorted(self._in_flight), set()
+        if self.cancel_publisher is not None:
+            for request_id in ids:
+                self.cancel_publisher.publish(String(data=request_id))
+
     def close(self) -> None:
+        self.cancel_in_flight()
         if self._own_clients:
             self._clients.close()
 
@@ -115,9 +157,18 @@ class CommonsenseClient:
     def _call(self, client: Any, request: Any, what: str, phase: str) -> Any:
         started = time.monotonic()
         self.calls[phase] = self.calls.get(phase, 0) + 1
-        response = call_service(
-            client, request, timeout_s=self.timeout_s, what=what, cancel=self.cancel
-        )
+        request_id = self._new_id(request)
+        try:
+            response = call_service(
+                client, request, timeout_s=self.timeout_s, what=what, cancel=self.cancel
+            )
+        except RunCancelledError:
+            self.cancel_in_flight()  # the run is over: none of its requests is wanted
+            raise
+        except CowpError:
+            self._cancel_one(request_id)  # timed out or gone: its questions are not wanted
+            raise
+        self._answered(request_id)
         if self.clock is not None:
             self.clock.add("monitor" if phase == "check" else phase, time.monotonic() - started)
         self._account(response)
@@ -185,9 +236,11 @@ class CommonsenseClient:
         nothing = Situation("")
         request = check_request(self._context(task), asked, nothing)
         self.calls["check"] += 1
+        request_id = self._new_id(request)
         future = self.check_client.call_async(request)
 
         def prepared(done: Any) -> None:
+            self._answered(request_id)
             try:
                 failure = done.exception()
                 response = done.result() if failure is None else None

@@ -15,7 +15,10 @@ Any ROS peer may call it: a request past a bound (candidates, steps, names, text
 refused with a message (`ros/request_limits.py`). Its two services take turns (one
 model, one question at a time); the node's parameter services answer meanwhile, so a
 peer that reads `method` or `model` (the task manager before each task, a person with
-`ros2 param get`) is not kept waiting while the model thinks.
+`ros2 param get`) is not kept waiting while the model thinks. A caller that gives up on
+a request (the task manager, when its run is cancelled) publishes the request's
+`request_id` on `/cowp/commonsense_cancel`: the request ends before its next question
+(`RequestCancelledError`), so the model is free for the next request at once.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import contextlib
 import os
 import threading
 import traceback
+from collections import deque
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,8 @@ from typing import Any
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
 from cowp_ros.cowp.ports import MonitorPreparation
@@ -54,7 +60,7 @@ from cowp_ros.ros.conversions import (
     task_context_from_request,
 )
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
-from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
+from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE, COMMONSENSE_CANCEL_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import (
     Param,
@@ -63,7 +69,7 @@ from cowp_ros.ros.parameters import (
     declare_parameters,
     positive,
 )
-from cowp_ros.ros.request_limits import check_acquire, check_check_plan
+from cowp_ros.ros.request_limits import check_acquire, check_acquire_fits, check_check_plan
 
 OFF = {"off", "false", "no"}
 """What `monitor_calibration` may say to turn the scored decision off."""
@@ -109,8 +115,8 @@ PARAMETERS = (
 
 
 class CommonsenseNode(Node):
-    def __init__(self) -> None:
-        super().__init__("commonsense")
+    def __init__(self, **node_kwargs: Any) -> None:
+        super().__init__("commonsense", **node_kwargs)
         self._resources = contextlib.ExitStack()  # first: destroy_node() closes it
         self.params = declare_parameters(self, PARAMETERS)
         self.threshold = float(self.params["monitor_threshold"])
@@ -125,6 +131,17 @@ class CommonsenseNode(Node):
             ),
         )
         self._lock = threading.Lock()
+        self._cancel_lock = threading.Lock()
+        self._in_flight = ""  # the request_id of the request being answered
+        self._stop = threading.Event()  # set when that request is cancelled
+        self._cancelled: deque[str] = deque(maxlen=64)  # ids cancelled before they came
+        self.create_subscription(
+            String,
+            COMMONSENSE_CANCEL_TOPIC,
+            self.on_cancel,
+            QoSProfile(depth=64, reliability=ReliabilityPolicy.RELIABLE),
+            callback_group=MutuallyExclusiveCallbackGroup(),
+        )
         self._description = ""  # the last request's task, whose words the prefix ends with
         self._kept: dict[str, object] = {}  # the method's answers kept between requests
         group = MutuallyExclusiveCallbackGroup()
@@ -155,20 +172,30 @@ class CommonsenseNode(Node):
         threading.Thread(target=read_prefix, name="warm_prefix", daemon=True).start()
 
     def _open_model(self) -> LanguageModel:
-        from cowp_ros.bringup.node_secrets import KEY_ENV, USERINFO_ENV, split_key, with_userinfo
+        from cowp_ros.bringup.node_secrets import (
+            KEY_ENV,
+            QUERY_ENV,
+            USERINFO_ENV,
+            split_key,
+            split_query,
+            with_query,
+            with_userinfo,
+        )
         from cowp_ros.llm.endpoint import open_model
 
-        if split_key(self.params["llm_url"])[1]:
+        url = self.params["llm_url"]
+        if split_key(url)[1] or split_query(url)[1]:
             # Too late to hide it (the parameter is readable now): stop, and say how.
             raise CowpError(
-                "llm_url holds a key, and parameters are readable by any ROS peer: the "
-                "node does not start with it",
-                hint=f"give the URL without its user part and the key in {KEY_ENV} "
+                "llm_url holds a user part or a query, either of which can be a key, and "
+                "parameters are readable by any ROS peer: the node does not start with it",
+                hint=f"give the URL without its user part or query and the key in {KEY_ENV} "
                 "(cowp bringup and the launch files do that for an override)",
             )
 
-        # The URL's user part (a key) came through the environment, not the parameter.
-        url = with_userinfo(self.params["llm_url"], os.environ.get(USERINFO_ENV, ""))
+        # The URL's user part and query (a key) came through the environment.
+        url = with_userinfo(url, os.environ.get(USERINFO_ENV, ""))
+        url = with_query(url, os.environ.get(QUERY_ENV, ""))
         settings = LLMSettings.resolve(
             base_url=url or None,
             model=self.params["llm_model"] or None,
@@ -219,6 +246,28 @@ class CommonsenseNode(Node):
         finally:
             self._warm_soon()
 
+    def on_cancel(self, message: String) -> None:
+        """A caller gave up on its request `message.data`: stop it before its next
+        question (or, if it is still queued, as soon as it starts)."""
+        request_id = message.data[:64]
+        if not request_id:
+            return
+        with self._cancel_lock:
+            if request_id == self._in_flight:
+                self._stop.set()
+            else:
+                self._cancelled.append(request_id)
+
+    def _start(self, request_id: str) -> threading.Event:
+        """The stop event of the request now answered (set already if it was cancelled
+        while it waited for its turn)."""
+        with self._cancel_lock:
+            self._in_flight = request_id
+            self._stop = threading.Event()
+            if request_id and request_id in self._cancelled:
+                self._stop.set()
+            return self._stop
+
     def _answer(self, name: str, work: Any, request: Any, response: Any) -> Any:
         """Run one request; every failure becomes `success: false` with a message.
 
@@ -228,9 +277,11 @@ class CommonsenseNode(Node):
         try:
             with self._lock:
                 before = replace(self.model.usage)
+                self._start(request.request_id[:64])
                 try:
                     work(request, response)
                 finally:
+                    self._start("")
                     put_usage(response, self.model.name, before, self.model.usage)
             response.success = True
         except CowpError as err:
@@ -244,7 +295,7 @@ class CommonsenseNode(Node):
 
     def _budgeted(self) -> LanguageModel:
         """The model, for one request: at most `max_questions_per_request` questions."""
-        return QuestionBudget(self.model, self.params["max_questions_per_request"])
+        return QuestionBudget(self.model, self.params["max_questions_per_request"], self._stop)
 
     def _reasoners(self, model: LanguageModel, context: Any) -> Reasoners:
         """The method's reasoners for one request, over the request's task."""
@@ -295,6 +346,7 @@ class CommonsenseNode(Node):
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
         context = task_context_from_request(request)
+        check_acquire_fits(request, context.task)
         self._description = context.description
         acquirer = self._reasoners(self._budgeted(), context).acquirer
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))

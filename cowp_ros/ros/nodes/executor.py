@@ -29,6 +29,7 @@ from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
 from cowp_ros.resources import share_path
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
+from cowp_ros.ros.goal_limits import step_problem, step_size_problem
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
@@ -189,6 +190,10 @@ class SkillExecutor(ActionNode):
         )
 
     def on_goal(self, goal: ExecuteSkill.Goal) -> GoalResponse:
+        too_large = step_size_problem(goal.step)
+        if too_large is not None:  # not kept: an accepted goal stays for its result
+            self.get_logger().warning(f"rejected a step: {too_large}")
+            return GoalResponse.REJECT
         with self._lock:
             if self._busy:
                 self.get_logger().warning(
@@ -205,6 +210,13 @@ class SkillExecutor(ActionNode):
 
     def execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
         step: PlanStep = goal_handle.request.step
+        problem = step_problem(step)
+        if problem is not None:  # ended before it is announced, logged or run
+            with self._lock:
+                self._busy = False
+            goal_handle.abort()
+            self.get_logger().warning(f"refused a step: {problem}")
+            return ExecuteSkill.Result(success=False, message=f"refused: {problem}")
         cancel = self._cancel
         label = f"{step.action}({', '.join(step.arguments)})"
         try:

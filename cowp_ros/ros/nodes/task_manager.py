@@ -37,6 +37,8 @@ from cowp_interfaces.msg import Situation as SituationMsg
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.report_file import reports_folder
+from cowp_ros.limits import MAX_TASK_TEXT
+from cowp_ros.ros.clients.commonsense_client import cancel_publisher
 from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.clients.peer_method import StartupPeerCheck, method_param
 from cowp_ros.ros.clients.world_client import world_parameters_client
@@ -151,6 +153,7 @@ class TaskManager(ActionNode):
         self._busy = threading.Lock()
         self._active: TaskRun | None = None
         self.outcomes = OutcomePublisher(self)
+        self.commonsense_cancel = cancel_publisher(self)  # made now: matched when needed
         self.server = ResultAwareActionServer(
             self,
             RunTask,
@@ -181,12 +184,10 @@ class TaskManager(ActionNode):
             )
 
     def on_goal(self, goal: RunTask.Goal) -> GoalResponse:
-        problem = goal_problem(goal)
-        if problem is not None:
-            self.get_logger().warning(f"rejected a RunTask goal: {problem}")
-            return GoalResponse.REJECT
-        if self._busy.locked():
-            self.get_logger().warning("rejected a RunTask goal: a task is already running")
+        """Accept every goal it can keep, so its result says why it is refused (`execute`);
+        one too large to keep is rejected (its sender knows why: `TaskClient` checks it)."""
+        if len(goal.task) > MAX_TASK_TEXT:
+            self.get_logger().warning(f"rejected a RunTask goal: {goal_problem(goal)}")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -197,18 +198,22 @@ class TaskManager(ActionNode):
         return CancelResponse.ACCEPT
 
     def execute(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
-        # Two goals sent together can both pass on_goal before either runs: the second
-        # to get here ends at once with a reason instead of waiting for the first.
-        if not self._busy.acquire(blocking=False):
-            self.get_logger().warning("aborted a RunTask goal: a task is already running")
-            goal_handle.abort()
-            refused = RunTask.Result(
-                success=False,
-                outcome="aborted",
-                explanation="aborted: a task is already running (one goal at a time)",
-            )
-            self.outcomes.publish(goal_handle, refused)
-            return refused
+        # a refused goal (one sent while a task runs too) ends at once, saying why
+        problem = goal_problem(goal_handle.request)
+        if problem is None and not self._busy.acquire(blocking=False):
+            problem = "a task is already running (one goal at a time)"
+        elif problem is None:
+            return self._run(goal_handle)
+        self.get_logger().warning(f"aborted a RunTask goal: {problem}")
+        goal_handle.abort()
+        refused = RunTask.Result(
+            success=False, outcome="aborted", explanation=f"aborted: {problem}"
+        )
+        self.outcomes.publish(goal_handle, refused)
+        return refused
+
+    def _run(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
+        """Run the goal; `_busy` is held (and released here)."""
         try:
             run = TaskRun(self, goal_handle)
             self._active = run
