@@ -28,6 +28,7 @@ CARRY_MAX_ABS_Y = 0.35
 BASE_MOVING_M_S = 0.02
 BASE_TURNING_RAD_S = 0.05
 EFFORT_SLACK_N = 2.0
+RELEASED_AFTER_S = 0.2
 
 ARM_BODY_PREFIXES = ("ur_", "robotiq_hande", "hand")
 FURNITURE_PREFIXES = ("surface_",)
@@ -136,6 +137,9 @@ class ObjectLog:
     # between both pads, for the node's log and the report
     releases: list[str] = field(default_factory=list)
     _between: set[str] = field(default_factory=set)
+    # when a held object was last seen leaving both pads (a contact that flickers while
+    # the wrist turns is not a release: it must stay gone for RELEASED_AFTER_S)
+    _lost: dict[str, tuple[float, tuple[float, float, float]]] = field(default_factory=dict)
 
     def start(self, world: PhysicsWorld, names: list[str]) -> None:
         for name in names:
@@ -159,12 +163,18 @@ class ObjectLog:
             if between and position[2] - record.start[2] > 0.02:
                 record.held = True
                 self._between.add(name)
+                self._lost.pop(name, None)
             elif not between and name in self._between:
-                self._between.discard(name)
-                x, y, z = (float(v) for v in position)
-                self.releases.append(
-                    f"{name} left the fingers at {world.time:.2f} s ({x:.2f}, {y:.2f}, {z:.2f})"
-                )
+                if name not in self._lost:
+                    where = tuple(float(v) for v in position)
+                    self._lost[name] = (world.time, where)  # type: ignore[assignment]
+                since, (x, y, z) = self._lost[name]
+                if world.time - since >= RELEASED_AFTER_S:
+                    self._between.discard(name)
+                    del self._lost[name]
+                    self.releases.append(
+                        f"{name} left the fingers at {since:.2f} s ({x:.2f}, {y:.2f}, {z:.2f})"
+                    )
             record.end = tuple(round(float(v), 4) for v in position)  # type: ignore[assignment]
             record.resting_on = under.get(name, "")
 

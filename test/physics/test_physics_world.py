@@ -198,6 +198,16 @@ def test_the_object_log_tells_lifted_from_left(robot: RobotConfig) -> None:
     assert not summary["mug_1"]["held"] and summary["mug_1"]["highest_lift_m"] < 0.01
     assert summary["mug_1"]["resting_on"] == "cupboard"
     assert math.isclose(summary["mug_1"]["start"][2], robot.surfaces.height, abs_tol=0.005)
+    assert log.releases == []
+    for _ in range(100):  # carried, then let go: it leaves the fingers once
+        world.step(5)
+        log.update(world)
+    assert log.releases == []
+    world.command_gripper(robot.gripper.open_position_m)
+    for _ in range(200):
+        world.step(5)
+        log.update(world)
+    assert len(log.releases) == 1 and log.releases[0].startswith("cup_1 left the fingers at")
 
 
 def test_objects_stand_where_the_grasp_pose_reaches(robot: RobotConfig) -> None:
