@@ -52,6 +52,11 @@ PUT_DOWN_DROP_M = 0.01
 # The wrist camera looks from this high above where an object is expected (the highest
 # the arm reaches: further out, the view comes lower).
 LOOK_HEIGHTS_M = (0.3, 0.24, 0.18)
+# The held container goes this far in front of a source (a faucet's frame, toward
+# the base) and this high above what the source stands on; the calibrated pose else.
+UNDER_OFFSET_M = 0.1
+UNDER_CLEARANCE_M = 0.03
+UNDER_POSE = "fill"
 # A straight hand motion passes through a point every this far (at most this many).
 STRAIGHT_STEP_M = 0.03
 MAX_STRAIGHT_POINTS = 8
@@ -188,6 +193,8 @@ class SkillRunner:
             return outcome
         if kind == "look":
             return self._look(call.roles[value], cancel)
+        if kind == "under":
+            return self._under(call.roles[value], cancel)
         if kind == "grip":  # a handle: something must be between the fingers
             return self.backends.gripper.close(cancel, expect_object=True)
         if kind == "fetch":
@@ -298,6 +305,28 @@ class SkillRunner:
         self._located[name.strip().lower()] = found
         off = math.hypot(found.x - expected.x, found.y - expected.y)
         return MotionResult.success(f"saw {name} {off * 100:.1f} cm from where expected")
+
+    def _under(self, name: str, cancel: threading.Event) -> MotionResult:
+        """The held container under `name` (a faucet): in front of its frame on TF, on
+        the side the base stands, just above the surface; else the calibrated pose."""
+        poses, held = self.backends.poses, self.world.holding
+        source = poses.object_pose(name) if poses is not None else None
+        base = poses.base_pose() if poses is not None else None
+        if source is None or base is None or held is None or self.geometry is None:
+            return self._move_arm(UNDER_POSE, cancel)
+        dx, dy = base.x - source.x, base.y - source.y
+        norm = math.hypot(dx, dy) or 1.0
+        target = ObjectPose(
+            source.x + UNDER_OFFSET_M * dx / norm,
+            source.y + UNDER_OFFSET_M * dy / norm,
+            source.z + UNDER_CLEARANCE_M,
+            base.yaw,
+        )
+        kind = object_class(held)
+        joints = grasp_joints(
+            kind, target, base, self.geometry, self.arm_poses[UNDER_POSE], "reach"
+        )
+        return self._move_computed(f"under {name} (from its pose)", joints, cancel)
 
     def _grasp_again(
         self, name: str, missed: MotionResult, cancel: threading.Event
@@ -527,6 +556,8 @@ def describe(primitive: Primitive, call: SkillCall) -> str:
         return f"{'opening' if value == 'open' else 'closing'} gripper"
     if kind == "grasp":
         return f"grasping {call.roles.get(value, value)}"
+    if kind == "under":
+        return f"holding it under {call.roles.get(value, value)}"
     if kind == "look":
         return f"looking for {call.roles.get(value, value)} with the wrist camera"
     if kind == "grip":

@@ -26,6 +26,7 @@ PRIMITIVES = (
     "release",
     "detect",
     "look",
+    "under",
     "approach",
     "reach",
     "lift",

@@ -377,3 +377,33 @@ def test_the_hand_goes_down_and_up_along_straight_lines(
             assert np.linalg.norm(tcp[:2] - down[:2]) < 1e-5
             assert down[2] - 1e-6 < tcp[2] < above[2] + 1e-6
     assert arm.via["approach cup_1 (from its pose)"] == []  # from the carry pose: a joint move
+
+
+def test_the_held_cup_goes_under_the_faucet_where_the_faucet_is(
+    robot: RobotConfig, skill_map: SkillMap
+) -> None:
+    sink = robot.base.locations["sink"]
+    stopped = Pose2D(sink.x + 0.03, sink.y - 0.04, sink.yaw - 0.08)
+    c, s = math.cos(sink.yaw), math.sin(sink.yaw)
+    faucet = ObjectPose(sink.x + 0.87 * c, sink.y + 0.87 * s, robot.surfaces.height, 0.0)
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, KnownPoses(stopped, {"faucet_1": faucet}))
+    runner.world.picked("cup_1")
+    runner.world.base_location = "sink"
+    assert runner.run("fill_water", ["cup_1", "faucet_1"], threading.Event()).ok
+    joints = dict(arm.moves)["under faucet_1 (from its pose)"]
+    # the cup's grasp point, the cup standing 10 cm in front of the faucet toward the
+    # base and 3 cm above the sink's surface
+    dx, dy = stopped.x - faucet.x, stopped.y - faucet.y
+    norm = math.hypot(dx, dy)
+    cup = ObjectPose(
+        faucet.x + 0.1 * dx / norm, faucet.y + 0.1 * dy / norm, faucet.z + 0.03, stopped.yaw
+    )
+    assert np.linalg.norm(_tcp(robot, joints, stopped) - grasp_point("cup", cup)[0]) < 1e-5
+    # where the faucet's frame is not known: the calibrated pose
+    arm = Arm()
+    runner = _runner(robot, skill_map, arm, KnownPoses(stopped, {}))
+    runner.world.picked("cup_1")
+    runner.world.base_location = "sink"
+    assert runner.run("fill_water", ["cup_1", "faucet_1"], threading.Event()).ok
+    assert arm.moves[0][0] == "fill"

@@ -260,6 +260,7 @@ class PhysicsWorldNode(Node):
         # the objects and the sliding fronts (a cupboard's frame is its front's, which
         # moves as it opens), as a pose estimator would publish them
         bodies = [o.name for o in self.layout.objects] + [f.name for f in self.layout.fronts]
+        bodies += [fixture[0] for fixture in self.layout.fixtures]  # a faucet
         for name in bodies if self.publish_object_poses else ():
             position, quat = world.body_pose(name)
             transforms.append(_transform_q(stamp, "map", name, position, quat))
