@@ -12,10 +12,15 @@ lifetime.
 Every question and answer goes back in the response, for the task manager's report.
 Any ROS peer may call it: a request past a bound (candidates, steps, names, text, or
 `max_questions_per_request` questions) or holding a name that is not a PDDL name is
-refused with a message (`ros/request_limits.py`). Its two services take turns (one
-model, one question at a time); the node's parameter services answer meanwhile, so a
-peer that reads `method` or `model` (the task manager before each task, a person with
-`ros2 param get`) is not kept waiting while the model thinks.
+refused with a message (`ros/request_limits.py`). Its two services take turns at the
+model (one model, one question at a time, `llm.turns`): a situation's decision or a
+stand-in's question goes first, and the questions a new plan's objects will need, asked
+ahead, take the model one question at a time between decisions, so that a situation
+that comes while they are being asked waits for one question at most, not for all of
+them (`decisions_first`). At most `MAX_REQUESTS` requests are taken at once, past that a
+request is refused as busy; the node's parameter services answer meanwhile, so a peer
+that reads `method` or `model` (the task manager before each task, a person with `ros2
+param get`) is not kept waiting while the model thinks.
 """
 
 from __future__ import annotations
@@ -29,16 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
 from cowp_ros.cowp.ports import MonitorPreparation
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
-from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.language_model import LanguageModel, Usage
 from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.turns import Background, DroppedError, ModelTurns
 from cowp_ros.methods.paper.acquirer import CandidateAssessment
 from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
 from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
@@ -53,7 +59,7 @@ from cowp_ros.ros.conversions import (
     steps_from_msgs,
     task_context_from_request,
 )
-from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
+from cowp_ros.ros.executors import NODE_THREADS, SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import (
@@ -64,6 +70,14 @@ from cowp_ros.ros.parameters import (
     positive,
 )
 from cowp_ros.ros.request_limits import check_acquire, check_check_plan
+
+MAX_REQUESTS = NODE_THREADS - 2
+"""Requests taken at once (a plan's questions asked ahead and the decisions that come
+meanwhile wait for their turns in executor threads); the rest of the threads stay for
+the parameter services. The task manager sends at most two at a time."""
+
+BUSY = "busy"
+"""Begins the message of a request refused past `MAX_REQUESTS`."""
 
 OFF = {"off", "false", "no"}
 """What `monitor_calibration` may say to turn the scored decision off."""
@@ -100,6 +114,13 @@ PARAMETERS = (
         "config/monitor_calibration.yaml, 'off' = the plain yes/no answer)",
     ),
     Param(
+        "decisions_first",
+        True,
+        "a situation's decision goes before the questions asked ahead of it (false: every "
+        "request in arrival order, those asked ahead all in one turn, as the node did "
+        "before; for measuring the difference)",
+    ),
+    Param(
         "max_questions_per_request",
         MAX_QUESTIONS_PER_REQUEST,
         "questions to the model one request may cause; past it the request fails",
@@ -109,8 +130,9 @@ PARAMETERS = (
 
 
 class CommonsenseNode(Node):
-    def __init__(self) -> None:
-        super().__init__("commonsense")
+    def __init__(self, **options: Any) -> None:
+        """`options` go to `Node` (a test makes one in its own context, with parameters)."""
+        super().__init__("commonsense", **options)
         self._resources = contextlib.ExitStack()  # first: destroy_node() closes it
         self.params = declare_parameters(self, PARAMETERS)
         self.threshold = float(self.params["monitor_threshold"])
@@ -124,10 +146,11 @@ class CommonsenseNode(Node):
                 description="the model that answers (set by the node)", read_only=True
             ),
         )
-        self._lock = threading.Lock()
+        self.turns = ModelTurns(ordered=bool(self.params["decisions_first"]))
+        self._slots = threading.BoundedSemaphore(MAX_REQUESTS)
         self._description = ""  # the last request's task, whose words the prefix ends with
         self._kept: dict[str, object] = {}  # the method's answers kept between requests
-        group = MutuallyExclusiveCallbackGroup()
+        group = ReentrantCallbackGroup()  # requests wait for their turns (`self.turns`)
         self.create_service(CheckPlan, CHECK_PLAN_SERVICE, self.on_check_plan, callback_group=group)
         self.create_service(
             AcquireKnowledge, ACQUIRE_SERVICE, self.on_acquire_knowledge, callback_group=group
@@ -139,16 +162,15 @@ class CommonsenseNode(Node):
     def _warm_soon(self) -> None:
         """Have the server read the method's shared prompt prefix now, in the background
         (at start-up, and after stand-in questions, whose prompts evict it), with the
-        last request's task, so that the next situation costs only its own words; a
-        request that comes meanwhile waits for it, the node's other services do not."""
+        last request's task, so that the next situation costs only its own words; it is
+        work asked ahead, so a decision that comes meanwhile goes first."""
         warm = self.method.warm
         if warm is None or not self.params["warm_prefix"]:
             return
 
         def read_prefix() -> None:
             try:
-                with self._lock:
-                    warm(self.model, self._description)
+                warm(Background(self.model, self.turns), self._description)
             except Exception as err:  # the server gone, or the node shutting down
                 self.get_logger().debug(f"reading the prompt prefix ahead failed: {err}")
 
@@ -222,17 +244,37 @@ class CommonsenseNode(Node):
     def _answer(self, name: str, work: Any, request: Any, response: Any) -> Any:
         """Run one request; every failure becomes `success: false` with a message.
 
-        One at a time: the model server answers sequentially anyway, and the answer
-        cache and usage counters stay consistent.
+        A decision holds the model for the whole request (the model server answers
+        sequentially anyway, and its usage counts stay its own); a plan's questions
+        asked ahead take it one question at a time, after any decision that waits, and
+        are dropped at their next question once a newer plan's replace them.
         """
+        if not self._slots.acquire(blocking=False):
+            response.success = False
+            response.message = f"{BUSY}: {MAX_REQUESTS} requests are being answered"
+            self.get_logger().warning(f"refused a {name} request: busy")
+            return response
         try:
-            with self._lock:
-                before = replace(self.model.usage)
+            if self.turns.ordered and _asks_ahead(request):
+                ahead = Background(
+                    self.model, self.turns, still_wanted=self.turns.replace_background()
+                )
                 try:
-                    work(request, response)
+                    work(request, response, ahead)
                 finally:
-                    put_usage(response, self.model.name, before, self.model.usage)
+                    put_usage(response, self.model.name, Usage(), ahead.spent)
+            else:
+                with self.turns.decision():
+                    before = replace(self.model.usage)
+                    try:
+                        work(request, response, self.model)
+                    finally:
+                        put_usage(response, self.model.name, before, self.model.usage)
             response.success = True
+        except DroppedError:
+            response.success = False
+            response.message = "dropped: a newer plan's questions replaced them"
+            self.get_logger().info(f"{name}: the questions asked ahead were dropped")
         except CowpError as err:
             response.success, response.message = False, str(err)
             self.get_logger().warning(f"{name} failed: {err}")
@@ -240,11 +282,13 @@ class CommonsenseNode(Node):
             response.success = False
             response.message = f"internal error {type(err).__name__}: {err}"
             self.get_logger().error(f"{name} failed:\n{traceback.format_exc()}")
+        finally:
+            self._slots.release()
         return response
 
-    def _budgeted(self) -> LanguageModel:
-        """The model, for one request: at most `max_questions_per_request` questions."""
-        return QuestionBudget(self.model, self.params["max_questions_per_request"])
+    def _budgeted(self, model: LanguageModel) -> LanguageModel:
+        """`model`, for one request: at most `max_questions_per_request` questions."""
+        return QuestionBudget(model, self.params["max_questions_per_request"])
 
     def _reasoners(self, model: LanguageModel, context: Any) -> Reasoners:
         """The method's reasoners for one request, over the request's task."""
@@ -261,7 +305,9 @@ class CommonsenseNode(Node):
             ),
         )
 
-    def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
+    def _check_plan(
+        self, request: CheckPlan.Request, response: CheckPlan.Response, model: LanguageModel
+    ) -> None:
         """The method's decision about the steps, with the situation as a fact when it
         blocks one (with no steps: only the fact). With steps and no situation, a new
         plan: a method that can asks ahead what its objects will need
@@ -271,7 +317,7 @@ class CommonsenseNode(Node):
         self._description = context.description
         steps = steps_from_msgs(request.steps)
         situation = situation_from_check_request(request)
-        reasoners = self._reasoners(self._budgeted(), context)
+        reasoners = self._reasoners(self._budgeted(model), context)
         if steps and not situation.text:
             asked: tuple[MonitorVerdict, ...] = ()
             if isinstance(reasoners.monitor, MonitorPreparation):
@@ -289,14 +335,17 @@ class CommonsenseNode(Node):
         put_plan_check(response, check, steps)
 
     def _acquire(
-        self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
+        self,
+        request: AcquireKnowledge.Request,
+        response: AcquireKnowledge.Response,
+        model: LanguageModel,
     ) -> None:
         check_acquire(request)
         if len(request.candidate_types) != len(request.candidate_examples):
             raise CowpError("candidate_types and candidate_examples must have the same length")
         context = task_context_from_request(request)
         self._description = context.description
-        acquirer = self._reasoners(self._budgeted(), context).acquirer
+        acquirer = self._reasoners(self._budgeted(model), context).acquirer
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
         if request.select_only:
             accepted = [CandidateAssessment(kind, example) for kind, example in pairs]
@@ -322,6 +371,15 @@ class CommonsenseNode(Node):
             accepted, request.role_type, context.description, request.situation
         )
         put_selection(response, selection)
+
+
+def _asks_ahead(request: Any) -> bool:
+    """A new plan sent with no situation: its questions are asked ahead of any."""
+    return (
+        isinstance(request, CheckPlan.Request)
+        and bool(request.steps)
+        and not situation_from_check_request(request).text
+    )
 
 
 def main(args: list[str] | None = None) -> None:
