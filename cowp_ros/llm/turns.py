@@ -10,8 +10,9 @@ robot standing still all that time.
 
 So the model is taken in turns, as a latency-aware server does:
 
-- a decision takes the model for its whole request (its questions follow each other and
-  its usage counts stay its own); it waits only for the question in flight;
+- a decision is under way for its whole request: no question asked ahead starts
+  meanwhile, and its own questions wait only for the question in flight (a decision
+  that needs no question waits for nothing);
 - work asked ahead takes the model one question at a time, and starts no question while
   a decision holds the model or waits for it; it resumes once no decision waits;
 - work asked ahead is dropped at its next question when it became moot: its run was
@@ -42,46 +43,56 @@ class DroppedError(Exception):
 class ModelTurns:
     """Who asks the model next: decisions first, work asked ahead between them.
 
-    `decision()` holds the model for a block (re-entrant in its thread); `background()`
-    holds it for one question. `log`, when given, is told each turn as it is taken
-    ("decision" or "background"), for tests that check the order.
+    `claim()` marks a decision under way for a block: no question asked ahead starts
+    meanwhile, but the model is taken only for the decision's questions (`decision()`),
+    so a decision that needs no question (grounding alone) waits for nothing, and its
+    own work between questions runs beside the question in flight. `decision()` claims
+    and holds the model for a block (re-entrant in its thread); `background()` holds it
+    for one question asked ahead.
     """
 
-    def __init__(self, ordered: bool = True, log: Callable[[str], None] | None = None) -> None:
+    def __init__(self, ordered: bool = True) -> None:
         self.ordered = ordered
-        self._log = log
         self._ready = threading.Condition()
         self._holder: int | None = None  # the thread that holds the model
         self._depth = 0
-        self._deciding = 0  # decisions waiting for the model
+        self._deciding = 0  # decisions under way (claimed), holding the model or not
         self._generation = 0  # bumped when newer work asked ahead replaces older
+
+    @contextlib.contextmanager
+    def claim(self) -> Iterator[None]:
+        """A decision is under way for the block: no question asked ahead starts."""
+        with self._ready:
+            self._deciding += 1
+        try:
+            yield
+        finally:
+            with self._ready:
+                self._deciding -= 1
+                self._ready.notify_all()
 
     @contextlib.contextmanager
     def decision(self) -> Iterator[None]:
         """Hold the model for a decision: after the question in flight, before any work
         asked ahead that waits."""
         me = threading.get_ident()
-        with self._ready:
-            if self._holder == me:
-                self._depth += 1
-            else:
-                self._deciding += 1
-                try:
+        with self.claim():
+            with self._ready:
+                if self._holder == me:
+                    self._depth += 1
+                else:
                     self._ready.wait_for(lambda: self._holder is None)
-                finally:
-                    self._deciding -= 1
-                self._holder, self._depth = me, 1
-                self._tell("decision")
-        try:
-            yield
-        finally:
-            self._release()
+                    self._holder, self._depth = me, 1
+            try:
+                yield
+            finally:
+                self._release()
 
     @contextlib.contextmanager
     def background(self, still_wanted: Callable[[], bool] = lambda: True) -> Iterator[None]:
-        """Hold the model for one question asked ahead, once no decision holds it or waits
-        for it; `DroppedError` instead when `still_wanted()` turns false meanwhile. In
-        the thread of a decision (or unordered), it is that decision's own turn."""
+        """Hold the model for one question asked ahead, once no decision holds it or is
+        under way; `DroppedError` instead when `still_wanted()` turns false meanwhile.
+        In the thread that holds the model already, it is that holder's own turn."""
         me = threading.get_ident()
         with self._ready:
             if self._holder == me:
@@ -91,15 +102,14 @@ class ModelTurns:
                 def free() -> bool:
                     if not still_wanted():
                         return True
-                    waiting = self._deciding if self.ordered else 0
-                    return self._holder is None and not waiting
+                    deciding = self._deciding if self.ordered else 0
+                    return self._holder is None and not deciding
 
                 while not free():
                     self._ready.wait(0.5)  # `still_wanted` may turn false from outside
                 if not still_wanted():
                     raise DroppedError("the work asked ahead was no longer wanted")
                 self._holder, self._depth = me, 1
-                self._tell("background")
         try:
             yield
         finally:
@@ -107,7 +117,7 @@ class ModelTurns:
 
     @property
     def waiting_decisions(self) -> int:
-        """Decisions waiting for the model now."""
+        """Decisions under way now (waiting for the model, or between its questions)."""
         with self._ready:
             return self._deciding
 
@@ -127,30 +137,15 @@ class ModelTurns:
                 self._holder = None
                 self._ready.notify_all()
 
-    def _tell(self, kind: str) -> None:
-        if self._log is not None:
-            self._log(kind)
 
+class _Turned:
+    """`model`, each question in a turn of `turns` (of the kind `_held` takes); `spent`
+    is what the model spent on these questions, counted inside each turn, so another
+    request's question answered between two of them is not counted here."""
 
-class Background:
-    """`model` for work asked ahead: each question in a background turn of `turns`, and
-    none once `cancel` is set or `still_wanted()` is false (`DroppedError` instead).
-
-    `spent` is what the model spent on this work's own questions, counted inside each
-    turn, so a decision answered between two of them is not counted here."""
-
-    def __init__(
-        self,
-        model: LanguageModel,
-        turns: ModelTurns,
-        *,
-        cancel: CancelToken = NEVER,
-        still_wanted: Callable[[], bool] = lambda: True,
-    ) -> None:
+    def __init__(self, model: LanguageModel, turns: ModelTurns) -> None:
         self.model = model
         self.turns = turns
-        self.cancel = cancel
-        self.still_wanted = still_wanted
         self.spent = Usage()
 
     @property
@@ -161,20 +156,8 @@ class Background:
     def usage(self) -> Usage:
         return self.model.usage
 
-    def _wanted(self) -> bool:
-        return not self.cancel.is_set() and self.still_wanted()
-
-    @contextlib.contextmanager
-    def _held(self) -> Iterator[None]:
-        """A background turn; a cancel (before or while waiting) raises
-        `RunCancelledError`, as a cancelled run's other waits do."""
-        self.cancel.check()
-        try:
-            with self.turns.background(self._wanted):
-                yield
-        except DroppedError:
-            self.cancel.check()
-            raise
+    def _held(self) -> contextlib.AbstractContextManager[None]:
+        raise NotImplementedError
 
     @contextlib.contextmanager
     def _turn(self) -> Iterator[None]:
@@ -187,9 +170,9 @@ class Background:
 
     @contextlib.contextmanager
     def one_turn(self) -> Iterator[None]:
-        """Hold one background turn over a few calls: a question and the keeping of its
-        answer, so that a decision that comes next finds the answer kept (the questions
-        inside still count their own usage)."""
+        """Hold one turn over a few calls: a question and the keeping of its answer, so
+        that a request that comes next finds the answer kept (the questions inside
+        still count their own usage)."""
         with self._held():
             yield
 
@@ -234,6 +217,48 @@ class Background:
             return self.model.complete(
                 prompt, system=system, examples=examples, max_tokens=max_tokens
             )
+
+
+class Decisive(_Turned):
+    """`model` for a decision: each question in a decision turn of `turns`. The caller
+    claims the turns for the whole decision (`ModelTurns.claim`), so that no question
+    asked ahead starts between two of its questions."""
+
+    def _held(self) -> contextlib.AbstractContextManager[None]:
+        return self.turns.decision()
+
+
+class Background(_Turned):
+    """`model` for work asked ahead: each question in a background turn of `turns`, and
+    none once `cancel` is set (`RunCancelledError`) or `still_wanted()` is false
+    (`DroppedError`)."""
+
+    def __init__(
+        self,
+        model: LanguageModel,
+        turns: ModelTurns,
+        *,
+        cancel: CancelToken = NEVER,
+        still_wanted: Callable[[], bool] = lambda: True,
+    ) -> None:
+        super().__init__(model, turns)
+        self.cancel = cancel
+        self.still_wanted = still_wanted
+
+    def _wanted(self) -> bool:
+        return not self.cancel.is_set() and self.still_wanted()
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        """A background turn; a cancel (before or while waiting) raises
+        `RunCancelledError`, as a cancelled run's other waits do."""
+        self.cancel.check()
+        try:
+            with self.turns.background(self._wanted):
+                yield
+        except DroppedError:
+            self.cancel.check()
+            raise
 
 
 def _minus(after: Usage, before: Usage) -> Usage:

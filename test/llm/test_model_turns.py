@@ -14,7 +14,7 @@ from cowp_ros.cowp.cancel import CancelToken, RunCancelledError
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Example, Usage, YesNo
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.llm.turns import Background, DroppedError, ModelTurns
+from cowp_ros.llm.turns import Background, Decisive, DroppedError, ModelTurns
 from cowp_ros.methods.grounded.situation_monitor import (
     NEED,
     STATE,
@@ -107,6 +107,26 @@ def test_a_decision_goes_before_the_questions_asked_ahead_that_wait() -> None:
     assert ahead.spent.calls == 3 and model.usage.calls == 5
 
 
+def test_a_decision_takes_the_model_only_for_its_questions() -> None:
+    """Under way, it keeps the questions asked ahead out; it waits for the question in
+    flight only once it has a question of its own (grounding alone waits for none)."""
+    turns = ModelTurns()
+    model = HeldModel(ScriptedModel())
+    ahead = Background(model, turns)
+    failures: list[BaseException] = []
+    early = run(lambda: [ahead.ask_yes_no(f"ahead {i}") for i in (1, 2)], failures)
+    assert model.in_flight.wait(WAIT_S)
+    with turns.claim():  # this thread's decision is under way, the first question held
+        decided = Decisive(model, turns)
+        model.release.set()
+        decided.ask_yes_no("decision 1")
+        decided.ask_yes_no("decision 2")  # nothing asked ahead between its questions
+    early.join(WAIT_S)
+    assert not failures
+    assert model.asked == ["ahead 1", "decision 1", "decision 2", "ahead 2"]
+    assert decided.spent.calls == 2 and ahead.spent.calls == 2
+
+
 def test_questions_asked_ahead_drop_once_newer_ones_replace_them() -> None:
     turns = ModelTurns()
     model = HeldModel(ScriptedModel())
@@ -149,7 +169,7 @@ def test_in_arrival_order_a_decision_waits_for_work_held_in_one_turn() -> None:
     early = run(decide(turns, model, ["ahead 1", "ahead 2"]), failures)
     assert model.in_flight.wait(WAIT_S)
     decision = run(decide(turns, model, ["decision"]), failures)
-    until(lambda: turns.waiting_decisions == 1, "the decision waits for the model")
+    until(lambda: turns.waiting_decisions == 2, "the decision waits for the model")
     model.release.set()
     for thread in (early, decision):
         thread.join(WAIT_S)

@@ -107,8 +107,10 @@ def plan_then_situation(node: CommonsenseNode, held: HeldFirst) -> tuple[Any, An
     first = ask(node, plan, ahead)
     assert held.in_flight.wait(WAIT_S), "the plan's first question never came"
     second = ask(node, situation, decided)
+    # In arrival order the plan's questions are held as one request, under way too.
+    under_way = 1 if node.turns.ordered else 2
     deadline = time.monotonic() + WAIT_S
-    while node.turns.waiting_decisions != 1:
+    while node.turns.waiting_decisions != under_way:
         assert time.monotonic() < deadline, "the decision never waited for the model"
         time.sleep(0.005)
     held.release.set()

@@ -44,7 +44,7 @@ from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
 from cowp_ros.llm.language_model import LanguageModel, Usage
 from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
-from cowp_ros.llm.turns import Background, DroppedError, ModelTurns
+from cowp_ros.llm.turns import Background, Decisive, DroppedError, ModelTurns
 from cowp_ros.methods.paper.acquirer import CandidateAssessment
 from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
 from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
@@ -244,10 +244,11 @@ class CommonsenseNode(Node):
     def _answer(self, name: str, work: Any, request: Any, response: Any) -> Any:
         """Run one request; every failure becomes `success: false` with a message.
 
-        A decision holds the model for the whole request (the model server answers
-        sequentially anyway, and its usage counts stay its own); a plan's questions
-        asked ahead take it one question at a time, after any decision that waits, and
-        are dropped at their next question once a newer plan's replace them.
+        A decision is under way for the whole request (no question asked ahead starts
+        meanwhile) and takes the model for each of its questions; a plan's questions
+        asked ahead take it one question at a time, once no decision is under way, and
+        are dropped at their next question once a newer plan's replace them. Each
+        request counts the usage of its own questions.
         """
         if not self._slots.acquire(blocking=False):
             response.success = False
@@ -255,21 +256,27 @@ class CommonsenseNode(Node):
             self.get_logger().warning(f"refused a {name} request: busy")
             return response
         try:
-            if self.turns.ordered and _asks_ahead(request):
-                ahead = Background(
-                    self.model, self.turns, still_wanted=self.turns.replace_background()
-                )
-                try:
-                    work(request, response, ahead)
-                finally:
-                    put_usage(response, self.model.name, Usage(), ahead.spent)
-            else:
+            if not self.turns.ordered:  # the order before: one request after the other
                 with self.turns.decision():
                     before = replace(self.model.usage)
                     try:
                         work(request, response, self.model)
                     finally:
                         put_usage(response, self.model.name, before, self.model.usage)
+            else:
+                if _asks_ahead(request):
+                    still_wanted = self.turns.replace_background()
+                    turned: Background | Decisive = Background(
+                        self.model, self.turns, still_wanted=still_wanted
+                    )
+                    under_way: Any = contextlib.nullcontext()
+                else:
+                    turned, under_way = Decisive(self.model, self.turns), self.turns.claim()
+                try:
+                    with under_way:
+                        work(request, response, turned)
+                finally:
+                    put_usage(response, self.model.name, Usage(), turned.spent)
             response.success = True
         except DroppedError:
             response.success = False
