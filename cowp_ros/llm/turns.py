@@ -16,7 +16,7 @@ So the model is taken in turns, as a latency-aware server does:
 - work asked ahead takes the model one question at a time, and starts no question while
   a decision holds the model or waits for it; it resumes once no decision waits;
 - work asked ahead is dropped at its next question when it became moot: its run was
-  cancelled, or newer work asked ahead replaced it (`Background.superseded`).
+  cancelled, or newer work asked ahead replaced it (`Background.still_wanted`).
 
 A question in flight is never interrupted (the server cannot be), so a decision waits at
 most one question asked ahead. `ordered=False` is the order before this module: every
@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
-from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.llm.language_model import Choice, Example, LanguageModel, Usage, YesNo
 
 
@@ -230,35 +229,22 @@ class Decisive(_Turned):
 
 class Background(_Turned):
     """`model` for work asked ahead: each question in a background turn of `turns`, and
-    none once `cancel` is set (`RunCancelledError`) or `still_wanted()` is false
-    (`DroppedError`)."""
+    none once `still_wanted()` is false (`DroppedError` instead): newer work replaced
+    it (`ModelTurns.replace_background`), or its run was cancelled (a caller passes its
+    cancel token's check)."""
 
     def __init__(
         self,
         model: LanguageModel,
         turns: ModelTurns,
         *,
-        cancel: CancelToken = NEVER,
         still_wanted: Callable[[], bool] = lambda: True,
     ) -> None:
         super().__init__(model, turns)
-        self.cancel = cancel
         self.still_wanted = still_wanted
 
-    def _wanted(self) -> bool:
-        return not self.cancel.is_set() and self.still_wanted()
-
-    @contextlib.contextmanager
-    def _held(self) -> Iterator[None]:
-        """A background turn; a cancel (before or while waiting) raises
-        `RunCancelledError`, as a cancelled run's other waits do."""
-        self.cancel.check()
-        try:
-            with self.turns.background(self._wanted):
-                yield
-        except DroppedError:
-            self.cancel.check()
-            raise
+    def _held(self) -> contextlib.AbstractContextManager[None]:
+        return self.turns.background(self.still_wanted)
 
 
 def _minus(after: Usage, before: Usage) -> Usage:
