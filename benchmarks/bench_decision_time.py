@@ -263,8 +263,7 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
             client = node.create_client(CheckPlan, CHECK_PLAN_SERVICE)
             if not client.wait_for_service(timeout_sec=120.0):
                 raise SystemExit("the commonsense node's CheckPlan service never came up")
-            warm = CheckPlan.Request(task=items[0].task, situation="the robot is ready")
-            _call(executor, client, warm)  # the node has read its prefix once this returns
+            _call(executor, client, ready_request(items[0].task))  # the prefix is read
             plans: dict[str, list[Any]] = {}
             for item in items:
                 one = Timed(item.task, item.text, item.action, "commonsense node")
@@ -300,6 +299,21 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
             node.destroy_node()
             rclpy.shutdown(context=context)
     return timed
+
+
+def ready_request(task: str) -> Any:
+    """A request that returns once the node has read its prompt prefix: a remark about
+    nothing present, on the task's first step, asks the model one question about the
+    task, and a question waits for the prefix reading in flight (a request that asks
+    none, a fact alone, waits for nothing)."""
+    from cowp_interfaces.srv import CheckPlan
+    from cowp_ros.planning import make_planner
+    from cowp_ros.ros.conversions import steps_to_msgs
+
+    plan = make_planner("pyperplan").solve(get_task(task).load(), 60)
+    return CheckPlan.Request(
+        task=task, steps=steps_to_msgs(list(plan.steps)[:1]), situation="the robot is ready"
+    )
 
 
 def _send_plan(executor: Any, client: Any, request: Any) -> tuple[int, float]:
@@ -530,8 +544,7 @@ def time_first_step_graph(
                     if not client.wait_for_service(timeout_sec=120.0):
                         raise SystemExit("the commonsense node's CheckPlan service never came up")
                     # As in a run: the node has read its prefix before the task comes.
-                    ready = CheckPlan.Request(task=scenario.task, situation="the robot is ready")
-                    _call(executor, client, ready)
+                    _call(executor, client, ready_request(scenario.task))
                     plan_request = CheckPlan.Request(task=scenario.task, steps=steps)
                     situation = CheckPlan.Request(
                         task=scenario.task,
