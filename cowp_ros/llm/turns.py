@@ -55,20 +55,27 @@ class ModelTurns:
         self._ready = threading.Condition()
         self._holder: int | None = None  # the thread that holds the model
         self._depth = 0
-        self._deciding = 0  # decisions under way (claimed), holding the model or not
+        self._deciding = 0  # decisions under way (threads that claimed), holding or not
+        self._claims = threading.local()  # this thread's claims, nested
         self._generation = 0  # bumped when newer work asked ahead replaces older
 
     @contextlib.contextmanager
     def claim(self) -> Iterator[None]:
-        """A decision is under way for the block: no question asked ahead starts."""
-        with self._ready:
-            self._deciding += 1
+        """A decision is under way for the block: no question asked ahead starts. Counted
+        once per thread however deep (its questions claim again inside)."""
+        depth = getattr(self._claims, "depth", 0)
+        self._claims.depth = depth + 1
+        if depth == 0:
+            with self._ready:
+                self._deciding += 1
         try:
             yield
         finally:
-            with self._ready:
-                self._deciding -= 1
-                self._ready.notify_all()
+            self._claims.depth = depth
+            if depth == 0:
+                with self._ready:
+                    self._deciding -= 1
+                    self._ready.notify_all()
 
     @contextlib.contextmanager
     def decision(self) -> Iterator[None]:

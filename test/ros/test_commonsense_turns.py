@@ -149,3 +149,31 @@ def test_in_arrival_order_the_situation_waits_for_all_the_plans_questions(node_o
     decided = list(decision.questions)
     assert decided and held.asked[-len(decided) :] == decided
     assert held.asked[: len(ahead.questions)] == list(ahead.questions)
+
+
+def test_a_request_past_the_requests_taken_at_once_is_refused_as_busy(node_over) -> None:
+    """Waiting requests hold executor threads: past `MAX_REQUESTS` one is refused at once,
+    so the parameter services keep threads of their own."""
+    from cowp_ros.ros.nodes.commonsense import BUSY, MAX_REQUESTS
+
+    held = HeldFirst()
+    with ScriptedLLMServer(held) as server:
+        node = node_over(server.url, True)
+        plan = CheckPlan.Request(task="serve_water", steps=STEPS)
+        remark = CheckPlan.Request(
+            task="serve_water", steps=STEPS, situation="the cup has coffee stains"
+        )
+        answers: list[Any] = []
+        threads = [ask(node, plan, answers)]
+        assert held.in_flight.wait(WAIT_S)
+        threads += [ask(node, remark, answers) for _ in range(MAX_REQUESTS - 1)]
+        deadline = time.monotonic() + WAIT_S
+        while node.turns.waiting_decisions != MAX_REQUESTS - 1:
+            assert time.monotonic() < deadline, "the decisions never waited for the model"
+            time.sleep(0.005)
+        refused = node.on_check_plan(remark, CheckPlan.Response())
+        held.release.set()
+        for thread in threads:
+            thread.join(WAIT_S)
+    assert not refused.success and refused.message.startswith(BUSY)
+    assert len(answers) == MAX_REQUESTS and all(a.success for a in answers)
