@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_decision_time.py --split dev --limit 4
     .venv/bin/python benchmarks/bench_decision_time.py --split test --limit 4 --json out.json
     .venv/bin/python benchmarks/bench_decision_time.py --smoke          # CI
+    .venv/bin/python benchmarks/bench_decision_time.py --first-step     # every scenario
 
 Items: the dataset situations and distractors of the split's tasks at their step, and the
 split's near misses (`bench_grounded_thresholds.py` builds them): per task, each sentence
@@ -24,6 +25,18 @@ and every answer is asked anew (no answer cache), so the times are the model's o
   from a client, its wall time measured by the client (the model's time and ROS's; the
   model's part, as the node reports it in `model_seconds`, is kept beside it).
 
+`--first-step` measures where the questions asked ahead bite: every scenario's situations
+(config/scenarios), each raised at the first step, right after the plan, the first
+situation of its run. On the graph a fresh commonsense node is sent the plan without
+waiting, as the task manager sends it, and at once the situation (the client times the
+wall time from sending it, "saw", to the answer, the decision); each item runs twice in
+the same bench, with the node's decisions first (`decisions_first: true`, the default)
+and in arrival order (`false`, the order before), in turn which goes first. In `cowp
+run` the questions asked ahead are asked before the first step, so a situation there
+never waits on them: its saw -> decision is the report's time from the situation to the
+first event after its questions, and the time the robot waited before step 1 for the
+questions asked ahead is printed beside it.
+
 Printed per source: items, the share decided without a question, and p50 / p95 / max
 seconds for harmless and blocking decisions apart, with the share within the target
 (1.5 s harmless, 3 s blocking) and its 95 % Wilson interval. The machine's load and the server's
@@ -40,6 +53,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -197,7 +211,9 @@ def time_cowp_run(item: Item, url: str, model: str, method: str, folder: Path) -
 
 
 @contextlib.contextmanager
-def commonsense_node(url: str, model: str, method: str, logs: Path) -> Iterator[None]:
+def commonsense_node(
+    url: str, model: str, method: str, logs: Path, decisions_first: bool = True
+) -> Iterator[None]:
     """The commonsense node alone, on the given server, until the block ends."""
     from dataclasses import replace
 
@@ -211,6 +227,7 @@ def commonsense_node(url: str, model: str, method: str, logs: Path) -> Iterator[
             f"commonsense.llm_model={model}",
             f"commonsense.method={method}",
             "commonsense.answer_cache=false",
+            f"commonsense.decisions_first={str(decisions_first).lower()}",
         ],
     )
     profile = replace(profile, nodes=tuple(n for n in profile.nodes if n.name == "commonsense"))
@@ -246,8 +263,7 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
             client = node.create_client(CheckPlan, CHECK_PLAN_SERVICE)
             if not client.wait_for_service(timeout_sec=120.0):
                 raise SystemExit("the commonsense node's CheckPlan service never came up")
-            warm = CheckPlan.Request(task=items[0].task, situation="the robot is ready")
-            _call(executor, client, warm)  # the node has read its prefix once this returns
+            _call(executor, client, ready_request(items[0].task))  # the prefix is read
             plans: dict[str, list[Any]] = {}
             for item in items:
                 one = Timed(item.task, item.text, item.action, "commonsense node")
@@ -283,6 +299,21 @@ def time_node(items: Sequence[Item], url: str, model: str, method: str, logs: Pa
             node.destroy_node()
             rclpy.shutdown(context=context)
     return timed
+
+
+def ready_request(task: str) -> Any:
+    """A request that returns once the node has read its prompt prefix: a remark about
+    nothing present, on the task's first step, asks the model one question about the
+    task, and a question waits for the prefix reading in flight (a request that asks
+    none, a fact alone, waits for nothing)."""
+    from cowp_interfaces.srv import CheckPlan
+    from cowp_ros.planning import make_planner
+    from cowp_ros.ros.conversions import steps_to_msgs
+
+    plan = make_planner("pyperplan").solve(get_task(task).load(), 60)
+    return CheckPlan.Request(
+        task=task, steps=steps_to_msgs(list(plan.steps)[:1]), situation="the robot is ready"
+    )
 
 
 def _send_plan(executor: Any, client: Any, request: Any) -> tuple[int, float]:
@@ -390,7 +421,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--llm-url", default=None, help="a running server (default: embedded)")
     parser.add_argument("--llm-model", default=None)
     parser.add_argument("--smoke", action="store_true", help=f"two items; {SMOKE_HELP}")
+    parser.add_argument(
+        "--first-step",
+        action="store_true",
+        help="every scenario's situations at the first step, right after the plan: the "
+        "node with decisions first and in arrival order, and cowp run (see above)",
+    )
+    parser.add_argument("--scenarios", nargs="*", help="--first-step: these scenarios only")
     args = parser.parse_args(argv)
+    # A domain of its own: another program's commonsense node on this machine (a test, a
+    # demo) would otherwise answer the bench's requests too, and the first answer wins.
+    os.environ["ROS_DOMAIN_ID"] = os.environ.get(
+        "COWP_BENCH_ROS_DOMAIN_ID", str(random.SystemRandom().randint(1, 100))
+    )
+    if args.first_step:
+        return first_step_main(args)
     items = bench_items(args.split, 1 if args.smoke else args.limit)[: 2 if args.smoke else None]
     with contextlib.ExitStack() as stack:
         url, model = args.llm_url, args.llm_model
@@ -425,6 +470,209 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps([asdict(t) for t in timed], indent=1))
     return 1 if any(s.errors for s in summaries) else 0
+
+
+# ---- --first-step: a situation right after the plan --------------------------------
+
+FIRST = "graph, decisions first"
+ARRIVAL = "graph, arrival order"
+RUN = "cowp run"
+
+
+@dataclass
+class FirstStep:
+    """One situation raised at the first step, as a source decided it."""
+
+    scenario: str
+    text: str
+    source: str  # FIRST | ARRIVAL | RUN
+    expected_blocks: bool | None = None  # the scenario file's `blocks:`
+    blocks: bool = False
+    questions: int = 0
+    seconds: float = 0.0  # saw -> decision, wall time
+    ahead: int = 0  # questions asked ahead of the situation
+    ahead_seconds: float = 0.0  # graph: plan sent -> its answer; cowp run: plan -> step 1
+    error: str = ""
+
+
+def first_step_items(names: Sequence[str] | None) -> list[tuple[Any, Any]]:
+    """(scenario, event) for every event of every scenario (or of `names`)."""
+    from cowp_ros.sim.scenario import available_scenarios, load_scenario
+
+    chosen = []
+    for name in names or available_scenarios():
+        scenario = load_scenario(name)
+        chosen += [(scenario, event) for event in scenario.events]
+    return chosen
+
+
+def time_first_step_graph(
+    items: Sequence[tuple[Any, Any]], url: str, model: str, method: str, folder: Path
+) -> list[FirstStep]:
+    """Each item twice (decisions first, arrival order), each time on a fresh node: the
+    plan sent without waiting, the situation at once, timed by the client."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    from cowp_interfaces.srv import CheckPlan
+    from cowp_ros.planning import make_planner
+    from cowp_ros.ros.conversions import steps_to_msgs
+    from cowp_ros.ros.names import CHECK_PLAN_SERVICE
+
+    timed: list[FirstStep] = []
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = Node("bench_first_step", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    plans: dict[str, list[Any]] = {}
+    try:
+        client = node.create_client(CheckPlan, CHECK_PLAN_SERVICE)
+        for index, (scenario, event) in enumerate(items):
+            if scenario.task not in plans:
+                plan = make_planner("pyperplan").solve(get_task(scenario.task).load(), 60)
+                plans[scenario.task] = list(plan.steps)
+            steps = steps_to_msgs(plans[scenario.task])
+            orders = (True, False) if index % 2 == 0 else (False, True)
+            for first in orders:
+                one = FirstStep(
+                    scenario.name, event.situation, FIRST if first else ARRIVAL, event.blocks
+                )
+                logs = folder / f"logs_{index}_{int(first)}"
+                with commonsense_node(url, model, method, logs, decisions_first=first):
+                    if not client.wait_for_service(timeout_sec=120.0):
+                        raise SystemExit("the commonsense node's CheckPlan service never came up")
+                    # As in a run: the node has read its prefix before the task comes.
+                    _call(executor, client, ready_request(scenario.task))
+                    plan_request = CheckPlan.Request(task=scenario.task, steps=steps)
+                    situation = CheckPlan.Request(
+                        task=scenario.task,
+                        steps=steps,
+                        situation=event.situation,
+                        situation_object=event.about,
+                    )
+                    sent = time.monotonic()
+                    ahead = client.call_async(plan_request)
+                    started = time.monotonic()
+                    response = _call(executor, client, situation)
+                    one.seconds = time.monotonic() - started
+                    deadline = time.monotonic() + 300.0
+                    while not ahead.done() and time.monotonic() < deadline:
+                        executor.spin_once(timeout_sec=0.05)
+                    one.ahead_seconds = time.monotonic() - sent
+                    answered = ahead.result() if ahead.done() else None
+                    if answered is None or not answered.success:
+                        why = answered.message if answered is not None else "no answer"
+                        print(f"the plan's questions asked ahead: {why}", file=sys.stderr)
+                    else:
+                        one.ahead = len(answered.questions)
+                if response is None or not response.success:
+                    one.error = "no answer" if response is None else response.message
+                else:
+                    one.blocks = not response.feasible
+                    one.questions = len(response.questions)
+                timed.append(one)
+                print(
+                    f"{one.source:24} {one.seconds:6.2f} s  {one.questions} q  "
+                    f"(ahead {one.ahead} q, {one.ahead_seconds:.1f} s)  {scenario.name}: "
+                    f"{event.situation}",
+                    file=sys.stderr,
+                )
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+    return timed
+
+
+def time_first_step_run(scenario: Any, event: Any, url: str, model: str, method: str,
+                        folder: Path) -> FirstStep:  # fmt: skip
+    """`cowp run` with the situation before step 1: saw -> decision from its report."""
+    one = FirstStep(scenario.name, event.situation, RUN, event.blocks)
+    report = folder / f"{abs(hash((scenario.name, event.situation)))}.json"
+    done = subprocess.run(
+        [*COWP, "run", scenario.task, "--situation", event.situation, "--at", "1",
+         "--method", method, "--no-cache", "--quiet", "--report", str(report),
+         "--llm-url", url, "--llm-model", model],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if not report.is_file():
+        one.error = (done.stderr or done.stdout).strip()[-300:] or "no report"
+        return one
+    record = json.loads(report.read_text())
+    one.blocks, one.questions, _ = decision_of(record, event.situation)
+    one.ahead, _ = asked_ahead(record)
+    one.seconds, one.ahead_seconds = first_step_times(record)
+    return one
+
+
+def first_step_times(report: dict[str, Any]) -> tuple[float, float]:
+    """(saw -> decision, plan -> the situation) in a `cowp run` report, from its events'
+    times: the decision ends at the first event after the situation that is not one of
+    its questions."""
+    events = report.get("events", [])
+    saw = next((i for i, e in enumerate(events) if e["kind"] == "situation"), None)
+    if saw is None:
+        return 0.0, 0.0
+    after = next((e for e in events[saw + 1 :] if e["kind"] != "monitor"), events[-1])
+    planned = next((e for e in events if e["kind"] == "plan"), events[0])
+    seen = float(events[saw]["at_s"])
+    return float(after["at_s"]) - seen, seen - float(planned["at_s"])
+
+
+def first_step_summary(source: str, timed: Sequence[FirstStep]) -> dict[str, Any]:
+    done = [t for t in timed if not t.error]
+    return {
+        "source": source,
+        "items": len(timed),
+        "errors": len(timed) - len(done),
+        "harmless": spread([t.seconds for t in done if not t.blocks], TARGETS["harmless"]),
+        "blocking": spread([t.seconds for t in done if t.blocks], TARGETS["blocking"]),
+        "asked_ahead_seconds_p50": round(percentile([t.ahead_seconds for t in done], 50), 2)
+        if done
+        else None,
+    }
+
+
+def first_step_main(args: argparse.Namespace) -> int:
+    items = first_step_items(args.scenarios)[: 2 if args.smoke else None]
+    with contextlib.ExitStack() as stack:
+        url, model = args.llm_url, args.llm_model
+        if args.smoke:
+            url, model = stack.enter_context(sensible_model_server()), "scripted"
+        elif url is None:
+            from cowp_ros.llm.endpoint import llm_endpoint
+            from cowp_ros.llm.settings import LLMSettings
+
+            settings = stack.enter_context(llm_endpoint(LLMSettings()))
+            url, model = settings.base_url, settings.model
+        speed = prompt_speed(url, model or "", get_task(items[0][0].task).description)
+        print(f"prompt speed (tokens/s): {speed or 'not reported by the server'}", file=sys.stderr)
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        timed: list[FirstStep] = []
+        if not args.no_node:
+            timed += time_first_step_graph(items, url, model or "", args.method, folder)
+        for scenario, event in items:
+            one = time_first_step_run(scenario, event, url, model or "", args.method, folder)
+            print(
+                f"{one.source:24} {one.seconds:6.2f} s  {one.questions} q  "
+                f"(ahead {one.ahead} q, {one.ahead_seconds:.1f} s before step 1)  "
+                f"{scenario.name}: {event.situation}",
+                file=sys.stderr,
+            )
+            timed.append(one)
+    sources = dict.fromkeys(t.source for t in timed)
+    summaries = [first_step_summary(s, [t for t in timed if t.source == s]) for s in sources]
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(json.dumps({"mode": "first step", "model": model, "load_before": load_before,
+                      "load_after": load, "prompt_speed": speed,
+                      "sources": summaries}, indent=1))  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps([asdict(t) for t in timed], indent=1))
+    return 1 if any(s["errors"] for s in summaries) else 0
 
 
 if __name__ == "__main__":

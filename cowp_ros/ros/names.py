@@ -22,6 +22,8 @@ DETECTIONS_TOPIC = "/cowp/detections"
 ANNOTATED_IMAGE_TOPIC = "/cowp/detections/image"
 WRIST_IMAGE_TOPIC = "/wrist_camera/image_raw"
 WRIST_CAMERA_INFO_TOPIC = "/wrist_camera/camera_info"
+WRIST_DEPTH_TOPIC = "/wrist_camera/depth/image_raw"
+WRIST_DEPTH_INFO_TOPIC = "/wrist_camera/depth/camera_info"
 
 COWP_TOPICS = (SITUATIONS_TOPIC, CURRENT_STEP_TOPIC, TASK_OUTCOMES_TOPIC, DETECTIONS_TOPIC)
 """The topics the stack itself publishes (what `cowp record` takes by default)."""

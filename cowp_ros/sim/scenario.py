@@ -18,7 +18,6 @@ import yaml
 
 from cowp_ros.errors import CowpError
 from cowp_ros.resources import share_path
-from cowp_ros.skills.object_shapes import OPENABLE
 
 
 @dataclass(frozen=True)
@@ -32,12 +31,6 @@ class SimObject:
     def graspable(self) -> bool:
         """Whether the gripper closes on it (a missing object is not there to close on)."""
         return bool(self.attributes.get("graspable", True)) and not self.attributes.get("missing")
-
-    @property
-    def gripped(self) -> bool:
-        """Whether closing fingers stop on it: a graspable object, or the handle of a
-        fixture with a sliding front (a cupboard, opened by its handle)."""
-        return self.graspable or (self.category in OPENABLE and not self.attributes.get("missing"))
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,29 @@ def test_bench_decision_time(tmp_path: Path) -> None:
     assert {t["source"] for t in timed if t["ahead"]} == {"cowp run", "commonsense node"}
 
 
+@pytest.mark.ros
+def test_bench_decision_time_first_step(tmp_path: Path) -> None:
+    """The situation right after the plan: each item on the graph in both orders (on a
+    node of its own each time), and in cowp run, every one with questions asked ahead."""
+    out = smoke(
+        "bench_decision_time.py", tmp_path, "--first-step", "--json", "first.json",
+        env={"ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"},
+    )  # fmt: skip
+    summary = json.loads(out)
+    assert [s["source"] for s in summary["sources"]] == [
+        "graph, decisions first",
+        "graph, arrival order",
+        "cowp run",
+    ]
+    timed = json.loads((tmp_path / "first.json").read_text())
+    assert len(timed) == 6 and all(not t["error"] and t["ahead"] for t in timed)
+    by_source = {t["source"]: [] for t in timed}
+    for t in timed:
+        by_source[t["source"]].append((t["scenario"], t["text"], t["questions"], t["blocks"]))
+    # The same decisions whatever the order: only when they are made differs.
+    assert len({tuple(sorted(items)) for items in by_source.values()}) == 1
+
+
 def test_bench_question_cost(tmp_path: Path) -> None:
     out = smoke("bench_question_cost.py", tmp_path, "--json", "cost.json")
     summary = json.loads(out[out.index("{") :])

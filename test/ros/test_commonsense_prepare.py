@@ -14,6 +14,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 
 from cowp_interfaces.srv import CheckPlan
+from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
 from cowp_ros.ros.names import CHECK_PLAN_SERVICE
@@ -47,7 +48,9 @@ def spinning(lone_node: Callable[[str], Node]) -> Iterator[Callable[[str], Node]
 
 
 def prepare_against(
-    spinning: Callable[[str], Node], answer: Callable[[Any, Any], Any]
+    spinning: Callable[[str], Node],
+    answer: Callable[[Any, Any], Any],
+    cancel: CancelToken = NEVER,
 ) -> tuple[CommonsenseClient, threading.Event, tuple[Any, ...]]:
     """A client asking a service that answers with `answer`; returns the client, an
     event set once the service answered, and what `prepare` returned."""
@@ -64,21 +67,26 @@ def prepare_against(
     host = spinning("task_manager_side")
     spec = get_task("serve_water")
     client = CommonsenseClient(
-        host, task_name=spec.name, description=spec.description, phrases=ActionPhrases(spec.phrases)
+        host,
+        task_name=spec.name,
+        description=spec.description,
+        phrases=ActionPhrases(spec.phrases),
+        cancel=cancel,
     )
     assert client.check_client.wait_for_service(timeout_sec=30.0)
     returned = client.prepare(STEPS, spec.load())
     return client, served, returned
 
 
-def test_what_the_node_asked_ahead_is_kept_when_it_answers(spinning) -> None:
-    def asked_two(request: Any, response: Any) -> None:
-        response.success, response.feasible, response.failing_step = True, True, -1
-        response.questions = [FAUCET, CUP]
-        response.question_steps, response.answers = [0, 1], ["No", "No"]
-        response.p_yes, response.unclear, response.cached = [0.1, 0.2], [False] * 2, [False] * 2
-        response.model, response.model_calls, response.prompt_tokens = "stand-in", 2, 20
+def asked_two(request: Any, response: Any) -> None:
+    response.success, response.feasible, response.failing_step = True, True, -1
+    response.questions = [FAUCET, CUP]
+    response.question_steps, response.answers = [0, 1], ["No", "No"]
+    response.p_yes, response.unclear, response.cached = [0.1, 0.2], [False] * 2, [False] * 2
+    response.model, response.model_calls, response.prompt_tokens = "stand-in", 2, 20
 
+
+def test_what_the_node_asked_ahead_is_kept_when_it_answers(spinning) -> None:
     client, served, returned = prepare_against(spinning, asked_two)
     assert returned == ()  # it did not wait
     assert served.wait(30.0) and client.prepared.wait(30.0)  # taken in the executor's thread
@@ -95,3 +103,21 @@ def test_a_failed_answer_costs_nothing_but_a_warning(spinning) -> None:
     client, served, returned = prepare_against(spinning, refuse)
     assert returned == () and served.wait(30.0) and client.prepared.wait(30.0)
     assert client.asked_ahead == [] and client.usage.calls == 0
+
+
+def test_a_cancel_drops_what_the_node_asked_ahead(spinning) -> None:
+    """The run was cancelled while the node asked: its answer is not the run's any more
+    (what the model spent is still counted)."""
+    cancel, answered = CancelToken(), threading.Event()
+
+    def after_the_cancel(request: Any, response: Any) -> None:
+        assert answered.wait(30.0)
+        asked_two(request, response)
+
+    client, served, _ = prepare_against(spinning, after_the_cancel, cancel)
+    cancel.cancel()
+    answered.set()
+    assert served.wait(30.0) and client.prepared.wait(30.0)
+    assert client.asked_ahead == [] and client.usage.calls == 2
+    assert client.prepare(STEPS, get_task("serve_water").load()) == ()
+    assert client.calls["check"] == 1  # a cancelled run sends no new plan

@@ -35,7 +35,12 @@ from cowp_ros.methods.grounded import questions
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.grounding import GroundedFacts
 from cowp_ros.methods.grounded.settings import GroundedSettings, shared_embedder
-from cowp_ros.methods.grounded.situation_monitor import GroundedMonitor, RoleNeeds, Thresholds
+from cowp_ros.methods.grounded.situation_monitor import (
+    GroundedMonitor,
+    RoleNeeds,
+    RoleStates,
+    Thresholds,
+)
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.methods.registry import (
     LoopParts,
@@ -61,6 +66,7 @@ def grounded_reasoners(
     """The grounded monitor and facts, and the acquirer's questions, over `model`."""
     settings = settings or GroundedSettings.for_model(context.model_name)
     needs = cast(RoleNeeds, context.kept.setdefault(f"{GROUNDED_NAME}.role_needs", {}))
+    stated = cast(RoleStates, context.kept.setdefault(f"{GROUNDED_NAME}.role_states", {}))
     return Reasoners(
         monitor=GroundedMonitor(
             model,
@@ -73,6 +79,7 @@ def grounded_reasoners(
             ),
             reserved=context.reserved,
             needs=needs,
+            stated=stated,
         ),
         facts=GroundedFacts(context.reserved),
         acquirer=KnowledgeAcquirer(

@@ -32,6 +32,7 @@ object), so no question is asked twice.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -151,6 +152,10 @@ RoleNeeds = dict[tuple[str, str], tuple[Asked, ...]]
 """What each role needs, asked once: (the task's words, the role's noun) -> the task-state
 question and, where asked, the need question (`_clean_need`)."""
 
+RoleStates = dict[tuple[str, str], Asked]
+"""Whether the task's words call each role dirty, asked once: (the task's words, the
+role's noun) -> the task-state question (kept alone too, for a need still to be asked)."""
+
 
 @dataclass
 class Decision:
@@ -245,7 +250,8 @@ class GroundedMonitor:
     question's scores: `benchmarks/bench_grounded_thresholds.py`). `needs` holds what
     each role needs, keyed by the task's words and the role; a caller that keeps one
     monitor's answers for the next (the commonsense node, one monitor per request)
-    passes the same `RoleNeeds` to each.
+    passes the same `RoleNeeds` to each, and the same `stated` (whether the task's words
+    call each role dirty, kept alone where the clean need is still to be asked).
     """
 
     model: LanguageModel
@@ -256,6 +262,7 @@ class GroundedMonitor:
     ask_all: bool = False
     decisions: list[Decision] = field(default_factory=list)
     needs: RoleNeeds = field(default_factory=dict)
+    stated: RoleStates = field(default_factory=dict)
     _memo: dict[tuple[str, str | None, bool], Decision] = field(default_factory=dict)
 
     def check(
@@ -292,22 +299,42 @@ class GroundedMonitor:
         its last words after the one before: first whether the task's words call each
         role dirty, then the need of the roles they do not. The task's words are read
         again after them (the need question's own form leaves the server's prompt cache
-        elsewhere), so that the first situation costs only its own words."""
+        elsewhere), so that the first situation costs only its own words.
+
+        A situation may be decided while these are asked (a model taken in turns,
+        `llm.turns`, answers a decision between two of them): each answer is kept as
+        soon as it comes, in the same turn as its question, so that the decision reuses
+        it rather than asking again, and a role the decision asked about meanwhile is not
+        asked again here."""
         roles: dict[str, PlanStep] = {}
         for obj in plan_objects(steps):
             step = next((s for s in steps if uses(task, s, obj)), None)
             object_noun = noun(object_type(obj, task))
             if step is not None and self._known_needs(object_noun) is None:
                 roles.setdefault(object_noun, step)
-        expected = {role: self._task_state(role) for role in roles}
-        needs = {role: self._need(role) for role in roles if expected[role].reached}
+        one_turn = getattr(self.model, "one_turn", contextlib.nullcontext)
+        asked: list[tuple[str, Asked]] = []
+        states: dict[str, Asked] = {}
         for role in roles:
-            self._keep_needs(role, (expected[role], *([needs[role]] if role in needs else [])))
-        if roles:
+            with one_turn():
+                known = self._known_state(role)
+                if self._known_needs(role) is None and known is None:
+                    known = self._task_state(role)
+                    asked.append((role, known))
+                    if not known.reached:
+                        self._keep_needs(role, (known,))
+                if known is not None:
+                    states[role] = known
+        for role in roles:
+            with one_turn():
+                known = states.get(role)
+                if self._known_needs(role) is None and known is not None and known.reached:
+                    need = self._need(role)
+                    asked.append((role, need))
+                    self._keep_needs(role, (known, need))
+        if asked:
             warm(self.model, self.task_description)
-        return tuple(
-            _verdict(roles[role], "", asked) for role, asked in [*expected.items(), *needs.items()]
-        )
+        return tuple(_verdict(roles[role], "", one) for role, one in asked)
 
     def decide(
         self, situation: Situation, grounding: Grounding, task: PlanningTask
@@ -392,14 +419,24 @@ class GroundedMonitor:
             return (expected,)
         return (expected, self._need(object_noun))
 
+    def _known_state(self, object_noun: str) -> Asked | None:
+        return self.stated.get((self.task_description, object_noun))
+
     def _task_state(self, object_noun: str) -> Asked:
-        """Do the task's own words call the object dirty? (reached: they do not)"""
-        return self._ask(
+        """Do the task's own words call the object dirty? (reached: they do not) Asked
+        once per role and kept (`stated`), also where the clean need is still to come."""
+        known = self._known_state(object_noun)
+        if known is not None:
+            return known
+        while len(self.stated) >= MAX_KEPT_ROLES:
+            del self.stated[next(iter(self.stated))]
+        asked = self.stated[(self.task_description, object_noun)] = self._ask(
             TASK_STATE,
             task_state_question(object_noun, self.task_description),
             0.0,  # the model's own word: "yes" (the task calls it dirty) is the harmless one
             (f"the task does not call {object_noun} dirty", f"the task calls {object_noun} dirty"),
         )
+        return asked
 
     def _need(self, object_noun: str) -> Asked:
         """Does the task need the object clean?"""

@@ -12,10 +12,11 @@ run, so a situation re-checked after a replan asks the node only about steps it 
 judged yet (a flood of repeated situations costs no questions). Every call has a
 deadline, notices a node that died mid-call, and ends at once when the run is
 cancelled. A new plan is sent once with no situation, without waiting (`prepare`), so
-that a method that asks what the plan's objects need does so while the robot moves.
-Each request carries an id; a request the run no longer waits for (cancelled, or still
-in flight when the run ends) has its id published on `/cowp/commonsense_cancel`, and
-the node asks none of its remaining questions.
+that a method that asks what the plan's objects need does so while the robot moves; the
+node answers a situation that comes meanwhile first (`llm.turns`). Each request carries
+an id; a request the run no longer waits for (cancelled, or still in flight when the run
+ends) has its id published on `/cowp/commonsense_cancel`, and the node asks none of its
+remaining questions.
 """
 
 from __future__ import annotations
@@ -228,9 +229,11 @@ class CommonsenseClient:
         """`MonitorPreparation`: a new plan, sent with no situation, without waiting. The
         node's method asks what the plan's objects will need, if it can, and keeps the
         answers; meanwhile the robot starts its first step, and a situation that comes
-        first waits for the node to finish. What it asked is kept in `asked_ahead` (for
-        the run's report) when the answer comes; none is returned here."""
-        if not steps:
+        first is decided before the questions still to be asked (the node takes the
+        model in turns). What it asked is kept in `asked_ahead` (for the run's report)
+        when the answer comes, unless the run was cancelled by then; none is returned
+        here."""
+        if not steps or self.cancel.is_set():
             return ()
         asked = list(steps)
         nothing = Situation("")
@@ -249,6 +252,8 @@ class CommonsenseClient:
                     self.node.get_logger().warning(f"asking the plan's needs ahead failed: {why}")
                     return
                 self._account(response)
+                if self.cancel.is_set():  # the run is over: its report is written
+                    return
                 verdicts = plan_check_from_response(response, asked, nothing).verdicts
                 with self._lock:
                     self.asked_ahead.extend(verdicts)

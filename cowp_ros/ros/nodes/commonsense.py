@@ -12,13 +12,18 @@ lifetime.
 Every question and answer goes back in the response, for the task manager's report.
 Any ROS peer may call it: a request past a bound (candidates, steps, names, text, or
 `max_questions_per_request` questions) or holding a name that is not a PDDL name is
-refused with a message (`ros/request_limits.py`). Its two services take turns (one
-model, one question at a time); the node's parameter services answer meanwhile, so a
-peer that reads `method` or `model` (the task manager before each task, a person with
-`ros2 param get`) is not kept waiting while the model thinks. A caller that gives up on
-a request (the task manager, when its run is cancelled) publishes the request's
-`request_id` on `/cowp/commonsense_cancel`: the request ends before its next question
-(`RequestCancelledError`), so the model is free for the next request at once.
+refused with a message (`ros/request_limits.py`). Its two services take turns at the
+model (one model, one question at a time, `llm.turns`): a situation's decision or a
+stand-in's question goes first, and the questions a new plan's objects will need, asked
+ahead, take the model one question at a time between decisions, so that a situation
+that comes while they are being asked waits for one question at most, not for all of
+them (`decisions_first`). At most `MAX_REQUESTS` requests are taken at once, past that a
+request is refused as busy; the node's parameter services answer meanwhile, so a peer
+that reads `method` or `model` (the task manager before each task, a person with `ros2
+param get`) is not kept waiting while the model thinks.
+A caller that gives up on a request (the task manager, when its run is cancelled)
+publishes the request's `request_id` on `/cowp/commonsense_cancel`: the request ends
+before its next question (`RequestCancelledError`), so the model is free at once.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -42,9 +47,10 @@ from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
 from cowp_ros.cowp.ports import MonitorPreparation
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
-from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.language_model import LanguageModel, Usage
 from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.turns import Background, Decisive, DroppedError, ModelTurns
 from cowp_ros.methods.paper.acquirer import CandidateAssessment
 from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
 from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
@@ -59,7 +65,7 @@ from cowp_ros.ros.conversions import (
     steps_from_msgs,
     task_context_from_request,
 )
-from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
+from cowp_ros.ros.executors import NODE_THREADS, SteadyMultiThreadedExecutor
 from cowp_ros.ros.names import ACQUIRE_SERVICE, CHECK_PLAN_SERVICE, COMMONSENSE_CANCEL_TOPIC
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import (
@@ -70,6 +76,14 @@ from cowp_ros.ros.parameters import (
     positive,
 )
 from cowp_ros.ros.request_limits import check_acquire, check_acquire_fits, check_check_plan
+
+MAX_REQUESTS = NODE_THREADS - 2
+"""Requests taken at once (a plan's questions asked ahead and the decisions that come
+meanwhile wait for their turns in executor threads); the rest of the threads stay for
+the parameter services. The task manager sends at most two at a time."""
+
+BUSY = "busy"
+"""Begins the message of a request refused past `MAX_REQUESTS`."""
 
 OFF = {"off", "false", "no"}
 """What `monitor_calibration` may say to turn the scored decision off."""
@@ -106,6 +120,13 @@ PARAMETERS = (
         "config/monitor_calibration.yaml, 'off' = the plain yes/no answer)",
     ),
     Param(
+        "decisions_first",
+        True,
+        "a situation's decision goes before the questions asked ahead of it (false: every "
+        "request in arrival order, those asked ahead all in one turn, as the node did "
+        "before; for measuring the difference)",
+    ),
+    Param(
         "max_questions_per_request",
         MAX_QUESTIONS_PER_REQUEST,
         "questions to the model one request may cause; past it the request fails",
@@ -115,8 +136,9 @@ PARAMETERS = (
 
 
 class CommonsenseNode(Node):
-    def __init__(self, **node_kwargs: Any) -> None:
-        super().__init__("commonsense", **node_kwargs)
+    def __init__(self, **options: Any) -> None:
+        """`options` go to `Node` (a test makes one in its own context, with parameters)."""
+        super().__init__("commonsense", **options)
         self._resources = contextlib.ExitStack()  # first: destroy_node() closes it
         self.params = declare_parameters(self, PARAMETERS)
         self.threshold = float(self.params["monitor_threshold"])
@@ -130,11 +152,12 @@ class CommonsenseNode(Node):
                 description="the model that answers (set by the node)", read_only=True
             ),
         )
-        self._lock = threading.Lock()
+        self.turns = ModelTurns(ordered=bool(self.params["decisions_first"]))
+        self._slots = threading.BoundedSemaphore(MAX_REQUESTS)
         self._cancel_lock = threading.Lock()
-        self._in_flight = ""  # the request_id of the request being answered
-        self._stop = threading.Event()  # set when that request is cancelled
+        self._stops: dict[str, threading.Event] = {}  # request_id -> set when cancelled
         self._cancelled: deque[str] = deque(maxlen=64)  # ids cancelled before they came
+        self._local = threading.local()  # the stop event of the request this thread answers
         self.create_subscription(
             String,
             COMMONSENSE_CANCEL_TOPIC,
@@ -144,7 +167,7 @@ class CommonsenseNode(Node):
         )
         self._description = ""  # the last request's task, whose words the prefix ends with
         self._kept: dict[str, object] = {}  # the method's answers kept between requests
-        group = MutuallyExclusiveCallbackGroup()
+        group = ReentrantCallbackGroup()  # requests wait for their turns (`self.turns`)
         self.create_service(CheckPlan, CHECK_PLAN_SERVICE, self.on_check_plan, callback_group=group)
         self.create_service(
             AcquireKnowledge, ACQUIRE_SERVICE, self.on_acquire_knowledge, callback_group=group
@@ -156,16 +179,15 @@ class CommonsenseNode(Node):
     def _warm_soon(self) -> None:
         """Have the server read the method's shared prompt prefix now, in the background
         (at start-up, and after stand-in questions, whose prompts evict it), with the
-        last request's task, so that the next situation costs only its own words; a
-        request that comes meanwhile waits for it, the node's other services do not."""
+        last request's task, so that the next situation costs only its own words; it is
+        work asked ahead, so a decision that comes meanwhile goes first."""
         warm = self.method.warm
         if warm is None or not self.params["warm_prefix"]:
             return
 
         def read_prefix() -> None:
             try:
-                with self._lock:
-                    warm(self.model, self._description)
+                warm(Background(self.model, self.turns), self._description)
             except Exception as err:  # the server gone, or the node shutting down
                 self.get_logger().debug(f"reading the prompt prefix ahead failed: {err}")
 
@@ -248,42 +270,76 @@ class CommonsenseNode(Node):
 
     def on_cancel(self, message: String) -> None:
         """A caller gave up on its request `message.data`: stop it before its next
-        question (or, if it is still queued, as soon as it starts)."""
+        question (or, if it is still waiting for its turn, as soon as it starts)."""
         request_id = message.data[:64]
         if not request_id:
             return
         with self._cancel_lock:
-            if request_id == self._in_flight:
-                self._stop.set()
+            stop = self._stops.get(request_id)
+            if stop is not None:
+                stop.set()
             else:
                 self._cancelled.append(request_id)
 
     def _start(self, request_id: str) -> threading.Event:
-        """The stop event of the request now answered (set already if it was cancelled
-        while it waited for its turn)."""
+        """The stop event of a request now answered (set already if it was cancelled
+        before it came); requests are answered side by side, each with its own."""
+        stop = threading.Event()
         with self._cancel_lock:
-            self._in_flight = request_id
-            self._stop = threading.Event()
-            if request_id and request_id in self._cancelled:
-                self._stop.set()
-            return self._stop
+            if request_id:
+                self._stops[request_id] = stop
+                if request_id in self._cancelled:
+                    stop.set()
+        return stop
+
+    def _finish(self, request_id: str) -> None:
+        with self._cancel_lock:
+            self._stops.pop(request_id, None)
+        self._local.stop = None
 
     def _answer(self, name: str, work: Any, request: Any, response: Any) -> Any:
         """Run one request; every failure becomes `success: false` with a message.
 
-        One at a time: the model server answers sequentially anyway, and the answer
-        cache and usage counters stay consistent.
+        A decision is under way for the whole request (no question asked ahead starts
+        meanwhile) and takes the model for each of its questions; a plan's questions
+        asked ahead take it one question at a time, once no decision is under way, and
+        are dropped at their next question once a newer plan's replace them. Each
+        request counts the usage of its own questions.
         """
+        if not self._slots.acquire(blocking=False):
+            response.success = False
+            response.message = f"{BUSY}: {MAX_REQUESTS} requests are being answered"
+            self.get_logger().warning(f"refused a {name} request: busy")
+            return response
+        request_id = request.request_id[:64]
         try:
-            with self._lock:
-                before = replace(self.model.usage)
-                self._start(request.request_id[:64])
+            self._local.stop = self._start(request_id)
+            if not self.turns.ordered:  # the order before: one request after the other
+                with self.turns.decision():
+                    before = replace(self.model.usage)
+                    try:
+                        work(request, response, self.model)
+                    finally:
+                        put_usage(response, self.model.name, before, self.model.usage)
+            else:
+                if _asks_ahead(request):
+                    still_wanted = self.turns.replace_background()
+                    turned: Background | Decisive = Background(
+                        self.model, self.turns, still_wanted=still_wanted
+                    )
+                    under_way: Any = contextlib.nullcontext()
+                else:
+                    turned, under_way = Decisive(self.model, self.turns), self.turns.claim()
                 try:
-                    work(request, response)
+                    with under_way:
+                        work(request, response, turned)
                 finally:
-                    self._start("")
-                    put_usage(response, self.model.name, before, self.model.usage)
+                    put_usage(response, self.model.name, Usage(), turned.spent)
             response.success = True
+        except DroppedError:
+            response.success = False
+            response.message = "dropped: a newer plan's questions replaced them"
+            self.get_logger().info(f"{name}: the questions asked ahead were dropped")
         except CowpError as err:
             response.success, response.message = False, str(err)
             self.get_logger().warning(f"{name} failed: {err}")
@@ -291,11 +347,16 @@ class CommonsenseNode(Node):
             response.success = False
             response.message = f"internal error {type(err).__name__}: {err}"
             self.get_logger().error(f"{name} failed:\n{traceback.format_exc()}")
+        finally:
+            self._finish(request_id)
+            self._slots.release()
         return response
 
-    def _budgeted(self) -> LanguageModel:
-        """The model, for one request: at most `max_questions_per_request` questions."""
-        return QuestionBudget(self.model, self.params["max_questions_per_request"], self._stop)
+    def _budgeted(self, model: LanguageModel) -> LanguageModel:
+        """`model`, for one request: at most `max_questions_per_request` questions, and
+        none once the request is cancelled."""
+        stop = getattr(self._local, "stop", None)
+        return QuestionBudget(model, self.params["max_questions_per_request"], stop)
 
     def _reasoners(self, model: LanguageModel, context: Any) -> Reasoners:
         """The method's reasoners for one request, over the request's task."""
@@ -312,7 +373,9 @@ class CommonsenseNode(Node):
             ),
         )
 
-    def _check_plan(self, request: CheckPlan.Request, response: CheckPlan.Response) -> None:
+    def _check_plan(
+        self, request: CheckPlan.Request, response: CheckPlan.Response, model: LanguageModel
+    ) -> None:
         """The method's decision about the steps, with the situation as a fact when it
         blocks one (with no steps: only the fact). With steps and no situation, a new
         plan: a method that can asks ahead what its objects will need
@@ -322,7 +385,7 @@ class CommonsenseNode(Node):
         self._description = context.description
         steps = steps_from_msgs(request.steps)
         situation = situation_from_check_request(request)
-        reasoners = self._reasoners(self._budgeted(), context)
+        reasoners = self._reasoners(self._budgeted(model), context)
         if steps and not situation.text:
             asked: tuple[MonitorVerdict, ...] = ()
             if isinstance(reasoners.monitor, MonitorPreparation):
@@ -340,7 +403,10 @@ class CommonsenseNode(Node):
         put_plan_check(response, check, steps)
 
     def _acquire(
-        self, request: AcquireKnowledge.Request, response: AcquireKnowledge.Response
+        self,
+        request: AcquireKnowledge.Request,
+        response: AcquireKnowledge.Response,
+        model: LanguageModel,
     ) -> None:
         check_acquire(request)
         if len(request.candidate_types) != len(request.candidate_examples):
@@ -348,7 +414,7 @@ class CommonsenseNode(Node):
         context = task_context_from_request(request)
         check_acquire_fits(request, context.task)
         self._description = context.description
-        acquirer = self._reasoners(self._budgeted(), context).acquirer
+        acquirer = self._reasoners(self._budgeted(model), context).acquirer
         pairs = list(zip(request.candidate_types, request.candidate_examples, strict=True))
         if request.select_only:
             accepted = [CandidateAssessment(kind, example) for kind, example in pairs]
@@ -374,6 +440,15 @@ class CommonsenseNode(Node):
             accepted, request.role_type, context.description, request.situation
         )
         put_selection(response, selection)
+
+
+def _asks_ahead(request: Any) -> bool:
+    """A new plan sent with no situation: its questions are asked ahead of any."""
+    return (
+        isinstance(request, CheckPlan.Request)
+        and bool(request.steps)
+        and not situation_from_check_request(request).text
+    )
 
 
 def main(args: list[str] | None = None) -> None:

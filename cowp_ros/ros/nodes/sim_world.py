@@ -33,8 +33,16 @@ from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positiv
 from cowp_ros.ros.scenario_events import ScenarioReporter
 from cowp_ros.sim.camera_images import load_camera_image
 from cowp_ros.sim.fake_robot import ArmSim, BaseSim, GripperSim
-from cowp_ros.sim.scenario import Scenario, load_scenario
+from cowp_ros.sim.scenario import Scenario, SimObject, load_scenario
 from cowp_ros.skills.config import RobotConfig, load_robot_config
+from cowp_ros.skills.object_shapes import OPENABLE
+
+
+def _gripped(thing: SimObject) -> bool:
+    """Whether closing fingers stop on it: a graspable object, or the handle of a fixture
+    with a sliding front (a cupboard, opened by its handle)."""
+    return thing.graspable or (thing.category in OPENABLE and not thing.attributes.get("missing"))
+
 
 PARAMETERS = (
     Param("scenario", "serve_water_dirty_cup", "scenario name in config/scenarios/ or a YAML path"),
@@ -159,7 +167,7 @@ class SimWorld(Node):
         """A step starts: set what the gripper would close on, and queue scenario events."""
         arguments = list(step.arguments)
         touching = any(
-            (thing := self.scenario.object(name)) is not None and thing.gripped
+            (thing := self.scenario.object(name)) is not None and _gripped(thing)
             for name in arguments
         )
         if touching:
