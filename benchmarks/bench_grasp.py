@@ -221,7 +221,10 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
+    parser.add_argument("--smoke", action="store_true", help="CI: two trials")
     args = parser.parse_args()
+    if args.smoke:
+        args.trials = 2
     if args.trials < 1:
         print("bench_grasp: --trials must be at least 1", file=sys.stderr)
         return 2

@@ -43,6 +43,14 @@ def test_every_script_has_a_smoke_run() -> None:
     assert {f"test_{Path(s).stem}" for s in scripts} <= tested
 
 
+def test_bench_grasp(tmp_path: Path) -> None:
+    out = smoke("bench_grasp.py", tmp_path, "--json", "grasp.json", "--plot", "grasp.png")
+    assert out.splitlines()[-1].startswith("grasp success: ")
+    assert "(fixed poses: " in out.splitlines()[-1]
+    assert json.loads((tmp_path / "grasp.json").read_text())["trials"]
+    assert (tmp_path / "grasp.png").stat().st_size > 0
+
+
 def test_bench_physics(tmp_path: Path) -> None:
     out = smoke("bench_physics.py", tmp_path)
     assert "stepping alone: real-time factor" in out
