@@ -24,6 +24,7 @@ from cowp_ros.physics.world import ARM_JOINTS, PhysicsWorld
 from cowp_ros.skills import arrival
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.depth_refine import DepthView, locate
+from cowp_ros.skills.grip_verdict import command_verdict, holding_verdict
 from cowp_ros.skills.interfaces import MotionResult, ObjectPose, Pose2D
 from cowp_ros.skills.joint_path import timed_path
 
@@ -34,10 +35,6 @@ GOAL_TIME_S = 1.0
 CONTROL_STEPS = 10  # physics steps between checks (20 ms at the 2 ms step)
 GRIPPER_TIMEOUT_S = 3.0
 CORRECTION_LIMIT_S = 30.0
-
-
-def _mm(metres: float) -> str:
-    return f"{metres * 1000:.1f} mm"
 
 
 class DirectArm:
@@ -102,29 +99,16 @@ class DirectGripper:
         return self.world.finger_position()
 
     def open(self, cancel: threading.Event) -> MotionResult:
-        position = self._command(self.config.open_position_m)
-        if abs(position - self.config.open_position_m) <= 0.002:
-            return MotionResult.success(f"gripper open ({_mm(position)})")
-        return MotionResult.failure(f"gripper stopped at {_mm(position)} while opening")
+        target = self.config.open_position_m
+        return command_verdict(self._command(target), target, self.config, expect_object=False)
 
     def close(self, cancel: threading.Event, *, expect_object: bool) -> MotionResult:
-        position = self._command(self.config.closed_position_m)
-        if not expect_object:
-            return MotionResult.success(f"gripper closed ({_mm(position)})")
-        if position > self.config.grasp_threshold_m:
-            return MotionResult.success(f"holding an object (fingers stopped at {_mm(position)})")
-        return MotionResult.failure(
-            f"grasp failed: fingers closed to {_mm(position)} (at or below "
-            f"{_mm(self.config.grasp_threshold_m)}), nothing between them"
-        )
+        target = self.config.closed_position_m
+        position = self._command(target)
+        return command_verdict(position, target, self.config, expect_object=expect_object)
 
     def holding(self, cancel: threading.Event) -> MotionResult:
-        position = self.world.finger_position()
-        if position >= self.config.open_position_m - 0.002:
-            return MotionResult.failure(f"nothing is held: the fingers are open ({_mm(position)})")
-        if position > self.config.grasp_threshold_m:
-            return MotionResult.success(f"still holding (fingers at {_mm(position)})")
-        return MotionResult.failure(f"the object slipped out of the fingers ({_mm(position)})")
+        return holding_verdict(self.world.finger_position(), self.config)
 
 
 class DirectBase:

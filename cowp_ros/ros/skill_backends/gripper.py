@@ -40,11 +40,8 @@ from cowp_ros.ros.skill_backends.common import (
 )
 from cowp_ros.skills.config import GripperConfig
 from cowp_ros.skills.finger_rest import FingerRest, RestRule
+from cowp_ros.skills.grip_verdict import command_verdict, holding_verdict, mm
 from cowp_ros.skills.interfaces import MotionResult, Status
-
-
-def mm(metres: float) -> str:
-    return f"{metres * 1000:.1f} mm"
 
 
 class _GripperBase:
@@ -66,16 +63,7 @@ class _GripperBase:
         position = self.position()
         if position is None:
             return self._silent()
-        cfg = self.config
-        open_at = cfg.open_position_m - max(cfg.position_tolerance_m, 0.002)
-        if position >= open_at:
-            return MotionResult.failure(f"nothing is held: the fingers are open ({mm(position)})")
-        if position > cfg.grasp_threshold_m:
-            return MotionResult.success(f"still holding (fingers at {mm(position)})")
-        return MotionResult.failure(
-            f"the object slipped out of the fingers (closed to {mm(position)}, at or below "
-            f"{mm(cfg.grasp_threshold_m)})"
-        )
+        return holding_verdict(position, self.config)
 
     def _silent(self) -> MotionResult:
         return MotionResult.failure(
@@ -128,21 +116,7 @@ class _GripperBase:
         position = self.position()
         if position is None:
             return self._silent()
-        cfg = self.config
-        if target == cfg.open_position_m:
-            if abs(position - target) <= max(cfg.position_tolerance_m, 0.002):
-                return MotionResult.success(f"gripper open ({mm(position)})")
-            return MotionResult.failure(
-                f"gripper stopped at {mm(position)} while opening (blocked?)"
-            )
-        if not expect_object:
-            return MotionResult.success(f"gripper closed ({mm(position)})")
-        if position > cfg.grasp_threshold_m:
-            return MotionResult.success(f"holding an object (fingers stopped at {mm(position)})")
-        return MotionResult.failure(
-            f"grasp failed: fingers closed to {mm(position)} (at or below "
-            f"{mm(cfg.grasp_threshold_m)}), nothing between them"
-        )
+        return command_verdict(position, target, self.config, expect_object=expect_object)
 
 
 class TopicGripper(_GripperBase):
