@@ -16,7 +16,11 @@ executor's own SkillRunner and skills.yaml's pick skill:
   base stopped, no camera (what the camera adds);
 - new grasps: the base's pose as TF gives it, the wrist camera looking where the object
   should be (one depth image), the grasp computed from where it was seen by UR's
-  closed-form inverse kinematics, a missed grasp looked at and approached once more.
+  closed-form inverse kinematics, a missed grasp looked at and approached once more;
+- new grasps with a colour camera only: the same, the object found from the detector's
+  box on one colour image and the surface's known height (skills/box_refine.py); the
+  boxes are where the object's pixels are (MuJoCo's segmentation image), since YOLO
+  does not recognise the world's primitive shapes: tighter than a real detector's.
 
 A pick succeeds when the step says so and the object, read back from the physics, is
 between both pads and 10 cm above where it stood; a step that says done while the
@@ -46,6 +50,8 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 import numpy as np
 
 from cowp_ros.physics.direct import (
+    BoxCamera,
+    BoxLocator,
     DepthCamera,
     DepthLocator,
     DirectArm,
@@ -62,7 +68,7 @@ from cowp_ros.skills.interfaces import Pose2D
 from cowp_ros.skills.object_shapes import Form, shape_of
 from cowp_ros.skills.runner import Backends, SkillRunner, arm_geometry
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
-from cowp_ros.skills.world import Whereabouts
+from cowp_ros.skills.world import Whereabouts, object_class
 
 KINDS = ("cup", "mug", "glass", "bottle", "bowl", "plate", "fork", "spoon")
 NAV2_POSITION_M = 0.25
@@ -75,6 +81,7 @@ METHODS = {
     "fixed": "fixed poses",
     "spot": "grasps from the base's pose only (no camera: the object at its calibrated spot)",
     "new": "new grasps",
+    "colour": "new grasps, colour camera only (detector boxes and the surface's height)",
 }
 
 
@@ -130,7 +137,14 @@ def build(robot: RobotConfig, trial: Trial) -> PhysicsWorld:
 def pick(robot: RobotConfig, skills: SkillMap, trial: Trial, method: str) -> dict[str, object]:
     world = build(robot, trial)
     name = f"{trial.kind}_1"
-    camera = DepthCamera(world) if method == "new" else None
+    camera: DepthCamera | BoxCamera | None = None
+    locator: DepthLocator | BoxLocator | None = None
+    if method == "new":
+        camera = DepthCamera(world)
+        locator = DepthLocator(camera, robot.surfaces.height)
+    elif method == "colour":
+        camera = BoxCamera(world, object_class)
+        locator = BoxLocator(camera, robot.surfaces.height)
     poses = WorldPoses(world, objects=False) if method != "fixed" else None
     backends = Backends(
         DirectBase(world, robot),
@@ -138,7 +152,7 @@ def pick(robot: RobotConfig, skills: SkillMap, trial: Trial, method: str) -> dic
         DirectGripper(world, robot),
         None,
         poses,
-        DepthLocator(camera, robot.surfaces.height) if camera is not None else None,
+        locator,
     )
     runner = SkillRunner(
         skills,
@@ -245,11 +259,12 @@ def main() -> int:
         for method in METHODS:
             row[method] = pick(robot, skills, trial, method)
         rows.append(row)
-        fixed, new = row["fixed"], row["new"]
+        fixed, new, colour = row["fixed"], row["new"], row["colour"]
         print(
             f"[{index + 1}/{args.trials}] {trial.kind:7s} base {row['base_error_m']:.3f} m "
             f"{row['base_yaw_error_rad']:+.3f} rad, object {row['object_shift_m']:.3f} m: "
-            f"fixed {fixed['verdict']}, new {new['verdict']} ({new['wall_s']:.1f} s)",  # type: ignore[index]
+            f"fixed {fixed['verdict']}, new {new['verdict']} ({new['wall_s']:.1f} s), "  # type: ignore[index]
+            f"colour only {colour['verdict']}",  # type: ignore[index]
             flush=True,
         )
     summary: dict[str, object] = {}
@@ -301,6 +316,8 @@ def main() -> int:
         plot(rows, args.plot)
     new_ok = summary["new"]["picked"]  # type: ignore[index]
     fixed_ok = summary["fixed"]["picked"]  # type: ignore[index]
+    colour_ok = summary["colour"]["picked"]  # type: ignore[index]
+    print(f"colour camera only: {colour_ok}/{len(rows)}")
     print(f"grasp success: {new_ok}/{len(rows)} (fixed poses: {fixed_ok}/{len(rows)})")
     return 0
 

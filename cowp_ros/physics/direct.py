@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from cowp_ros.physics.trajectory import PlayingTrajectory, Point, Tolerances
 from cowp_ros.physics.world import ARM_JOINTS, PhysicsWorld
 from cowp_ros.skills import arrival
+from cowp_ros.skills.box_refine import Box, BoxView, locate_from_boxes
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.depth_refine import DepthView, locate
 from cowp_ros.skills.grip_verdict import command_verdict, holding_verdict
@@ -208,3 +209,91 @@ class DepthLocator:
         self, name: str, kind: str, expected: ObjectPose, cancel: threading.Event
     ) -> ObjectPose | None:
         return locate(self.camera.view(), kind, expected, self.surface_height)
+
+
+class BoxCamera:
+    """The wrist colour camera with a detector that boxes every object exactly where its
+    visible pixels are (MuJoCo's segmentation image): a stand-in for YOLO, which does not
+    recognise the world's primitive shapes, so that the colour-only refinement is
+    measured on its geometry (a real detector's boxes are looser). Each box is labelled
+    with what `label` says of the object's body name (its kind, as a detector's class)."""
+
+    def __init__(
+        self,
+        world: PhysicsWorld,
+        label: Callable[[str], str],
+        size: tuple[int, int] = (320, 240),
+        min_pixels: int = 12,
+    ) -> None:
+        import mujoco
+
+        self.world, self.label, self.min_pixels = world, label, min_pixels
+        width, height = size
+        self.renderer = mujoco.Renderer(world.model, height=height, width=width)
+        self.renderer.enable_segmentation_rendering()
+        self.camera = world.model.camera("wrist_camera").id
+        self.fovy = math.radians(float(world.model.cam_fovy[self.camera]))
+        self.geom_type = int(mujoco.mjtObj.mjOBJ_GEOM)
+        free = int(mujoco.mjtJoint.mjJNT_FREE)
+        self.free_bodies = {
+            int(world.model.jnt_bodyid[j])
+            for j in range(world.model.njnt)
+            if int(world.model.jnt_type[j]) == free
+        }
+        self.frames = 0
+
+    def view(self) -> BoxView:
+        model, data = self.world.model, self.world.data
+        self.renderer.update_scene(data, camera=self.camera)
+        segmentation = self.renderer.render()
+        self.frames += 1
+        ids, types = segmentation[:, :, 0], segmentation[:, :, 1]
+        bodies = np.where(types == self.geom_type, model.geom_bodyid[np.maximum(ids, 0)], -1)
+        boxes = []
+        for body in np.unique(bodies[bodies > 0]):
+            name = model.body(int(body)).name
+            if int(body) not in self.free_bodies:
+                continue  # a part of the robot or of a fixture, not an object
+            rows, cols = np.nonzero(bodies == body)
+            if len(rows) < self.min_pixels:
+                continue
+            boxes.append(
+                Box(
+                    self.label(name),
+                    1.0,
+                    float(cols.min()),
+                    float(rows.min()),
+                    float(cols.max() + 1),
+                    float(rows.max() + 1),
+                )
+            )
+        height, width = ids.shape
+        f = (height / 2) / math.tan(self.fovy / 2)
+        pose = np.eye(4)
+        pose[:3, :3] = data.cam_xmat[self.camera].reshape(3, 3) @ np.diag([1.0, -1.0, -1.0])
+        pose[:3, 3] = data.cam_xpos[self.camera]
+        return BoxView(boxes, f, f, (width - 1) / 2, (height - 1) / 2, pose)
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+class BoxLocator:
+    """Finds an object near where it is expected from the detector's boxes on one wrist
+    colour image and the surface's known height (no depth)."""
+
+    description = "wrist colour camera and detector boxes (in-process)"
+
+    def __init__(
+        self,
+        camera: BoxCamera,
+        surface_height: float,
+        classes: Callable[[str], Sequence[str]] = lambda kind: (kind,),
+    ) -> None:
+        self.camera, self.surface_height, self.classes = camera, surface_height, classes
+
+    def locate(
+        self, name: str, kind: str, expected: ObjectPose, cancel: threading.Event
+    ) -> ObjectPose | None:
+        view = self.camera.view()
+        return locate_from_boxes(view, kind, self.classes(kind), expected, self.surface_height)

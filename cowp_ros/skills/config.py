@@ -135,6 +135,9 @@ class CameraConfig:
     depth_topic: str = ""
     depth_info_topic: str = ""
     optical_frame: str = "wrist_camera_optical_frame"
+    # The colour image's CameraInfo: where the detector's boxes point (the executor's
+    # look_with_detections parameter, for a camera without depth).
+    info_topic: str = "/wrist_camera/camera_info"
 
 
 @dataclass(frozen=True)
@@ -317,6 +320,7 @@ def load_robot_config(path: Path) -> RobotConfig:
             depth_topic=camera.text_or("depth_topic", ""),
             depth_info_topic=camera.text_or("depth_info_topic", ""),
             optical_frame=camera.text_or("optical_frame", "wrist_camera_optical_frame"),
+            info_topic=camera.text_or("info_topic", CameraConfig.info_topic),
         ),
         sim=dict(data.get("sim") or {}),
         surfaces=surfaces,

@@ -15,6 +15,8 @@ import pytest
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 from cowp_ros.physics.direct import (
+    BoxCamera,
+    BoxLocator,
     DepthCamera,
     DepthLocator,
     DirectArm,
@@ -31,7 +33,7 @@ from cowp_ros.skills.depth_refine import locate
 from cowp_ros.skills.interfaces import ObjectPose, Pose2D
 from cowp_ros.skills.runner import Backends, SkillRunner, arm_geometry
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
-from cowp_ros.skills.world import Whereabouts
+from cowp_ros.skills.world import Whereabouts, object_class
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +76,17 @@ class Misled(DepthLocator):
         return found
 
 
-def run_pick(robot, skills, world, kind, *, computed: bool, locator_type=DepthLocator):
-    camera = DepthCamera(world) if computed else None
-    locator = locator_type(camera, robot.surfaces.height) if camera is not None else None
+def run_pick(
+    robot, skills, world, kind, *, computed: bool, locator_type=DepthLocator, colour=False
+):
+    camera: DepthCamera | BoxCamera | None = None
+    locator = None
+    if computed and colour:
+        camera = BoxCamera(world, object_class)
+        locator = BoxLocator(camera, robot.surfaces.height)
+    elif computed:
+        camera = DepthCamera(world)
+        locator = locator_type(camera, robot.surfaces.height)
     runner = SkillRunner(
         skills,
         Whereabouts(
@@ -118,6 +128,20 @@ def test_a_moved_object_is_picked_where_the_camera_sees_it(robot, skills, kind) 
     fixed = world_with(robot, kind, (0.03, -0.035), stopped)
     missed, left = run_pick(robot, skills, fixed, kind, computed=False)
     assert not missed.ok and not left.held
+
+
+@pytest.mark.parametrize("kind", ["bottle", "spoon"])
+def test_without_depth_the_detectors_box_puts_the_grasp_where_the_object_is(
+    robot, skills, kind
+) -> None:
+    """A colour-only camera: the object's box (its pixels, standing in for the
+    detector) and the surface's height take a moved object up."""
+    at = robot.base.locations["counter"]
+    stopped = Pose2D(at.x + 0.1, at.y - 0.15, at.yaw - 0.2)
+    world = world_with(robot, kind, (-0.035, 0.03), stopped)
+    outcome, record = run_pick(robot, skills, world, kind, computed=True, colour=True)
+    assert outcome.ok, outcome.message
+    assert record.held and record.highest_lift_m > 0.1
 
 
 def test_a_grasp_that_closed_on_nothing_looks_again_once(robot, skills) -> None:

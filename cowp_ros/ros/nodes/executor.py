@@ -111,6 +111,13 @@ PARAMETERS = (
         "a pick looks where its object should be with the wrist depth camera (robot.yaml "
         "camera.depth_topic) and grasps it where it is seen (false: `look` is skipped)",
     ),
+    Param(
+        "look_with_detections",
+        False,
+        "without depth: a pick looks with the wrist colour camera and grasps its object "
+        "where the detector's box and the surface's height put it (robot.yaml "
+        "camera.info_topic; look_with_depth goes first when both are true)",
+    ),
 )
 
 
@@ -151,6 +158,8 @@ class SkillExecutor(ActionNode):
             self.group,
             verify_detections=bool(value["verify_detections"]),
             look_with_depth=bool(value["look_with_depth"]),
+            look_with_detections=bool(value["look_with_detections"]),
+            detection_classes=skill_map.detection_classes,
         )
         self.world = Whereabouts(
             set(self.robot.base.locations),

@@ -9,9 +9,9 @@ naming the apt package, not at the first step.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
@@ -26,6 +26,10 @@ from cowp_ros.ros.skill_backends.tf_pose import TfPoses, TfTree
 from cowp_ros.skills.backends import Choice, Part
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.runner import Backends
+
+if TYPE_CHECKING:
+    from cowp_ros.ros.skill_backends.box_locator import RosBoxLocator
+    from cowp_ros.ros.skill_backends.depth_locator import RosDepthLocator
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,8 @@ def build_backends(
     *,
     verify_detections: bool,
     look_with_depth: bool = False,
+    look_with_detections: bool = False,
+    detection_classes: Mapping[str, str] | None = None,
 ) -> Backends:
     """Create the chosen backends on `node` (subscriptions share one joint-state cache
     when the arm and the gripper read the same topic)."""
@@ -133,7 +139,7 @@ def build_backends(
         if verify_detections
         else None
     )
-    locator = None
+    locator: RosDepthLocator | RosBoxLocator | None = None
     if look_with_depth:
         if tf is None or not robot.camera.depth_topic:
             raise CowpError(
@@ -144,6 +150,23 @@ def build_backends(
 
         locator = RosDepthLocator(
             node, robot.camera, tf, robot.surfaces.height, timeouts, callback_group
+        )
+    elif look_with_detections:
+        if tf is None or not robot.camera.info_topic:
+            raise CowpError(
+                "look_with_detections needs TF (tf2_msgs) and robot.yaml camera.info_topic",
+                hint=f"set camera.info_topic in {robot.path}, or look_with_detections:=false",
+            )
+        from cowp_ros.ros.skill_backends.box_locator import RosBoxLocator
+
+        locator = RosBoxLocator(
+            node,
+            robot.camera,
+            tf,
+            robot.surfaces.height,
+            timeouts,
+            detection_classes or {},
+            callback_group,
         )
     return Backends(
         base=BUILDERS[("base", choice.base)](context),
