@@ -17,7 +17,7 @@ import dataclasses
 import itertools
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,11 +45,6 @@ PUT_DOWN_DROP_M = 0.01
 # The wrist camera looks from this high above where an object is expected (the highest
 # the arm reaches: further out, the view comes lower).
 LOOK_HEIGHTS_M = (0.3, 0.24, 0.18)
-# The held container goes this far in front of a source (a faucet's frame, toward
-# the base) and this high above what the source stands on; the calibrated pose else.
-UNDER_OFFSET_M = 0.1
-UNDER_CLEARANCE_M = 0.03
-UNDER_POSE = "fill"
 # A straight hand motion passes through a point every this far (at most this many).
 STRAIGHT_STEP_M = 0.03
 MAX_STRAIGHT_POINTS = 8
@@ -131,7 +126,7 @@ class ArmMotions:
                 continue
         if joints is None:
             return MotionResult.success(f"no view of {name} from above within reach")
-        moved = self._move_computed(f"look at {name}", joints, cancel)
+        moved = self.move_computed(f"look at {name}", joints, cancel)
         if not moved.ok:
             return moved
         found = locator.locate(name, kind, expected, cancel)
@@ -143,28 +138,6 @@ class ArmMotions:
         self.seen[name.strip().lower()] = found
         off = math.hypot(found.x - expected.x, found.y - expected.y)
         return MotionResult.success(f"saw {name} {off * 100:.1f} cm from where expected")
-
-    def under(self, name: str, cancel: threading.Event) -> MotionResult:
-        """The held container under `name` (a faucet): in front of its frame on TF, on
-        the side the base stands, just above the surface; else the calibrated pose."""
-        poses, held = self.backends.poses, self.world.holding
-        source = poses.object_pose(name) if poses is not None else None
-        base = poses.base_pose() if poses is not None else None
-        if source is None or base is None or held is None or self.geometry is None:
-            return self.move_arm(UNDER_POSE, cancel)
-        dx, dy = base.x - source.x, base.y - source.y
-        norm = math.hypot(dx, dy) or 1.0
-        target = ObjectPose(
-            source.x + UNDER_OFFSET_M * dx / norm,
-            source.y + UNDER_OFFSET_M * dy / norm,
-            source.z + UNDER_CLEARANCE_M,
-            base.yaw,
-        )
-        kind = object_class(held)
-        joints = grasp_joints(
-            kind, target, base, self.geometry, self.arm_poses[UNDER_POSE], "reach"
-        )
-        return self._move_computed(f"under {name} (from its pose)", joints, cancel)
 
     def grasp_again(self, name: str, missed: MotionResult, cancel: threading.Event) -> MotionResult:
         """A grasp computed from a pose that closed on nothing: look again, come down
@@ -207,7 +180,7 @@ class ArmMotions:
         positions, target = computed
         # down onto the object, up with it, the handle along its front: straight lines
         straight = stage in ("reach", "lift", "pull")
-        outcome = self._move_computed(f"{stage} {target}", positions, cancel, straight=straight)
+        outcome = self.move_computed(f"{stage} {target}", positions, cancel, straight=straight)
         if outcome.ok and handle is not None:
             return self._front_followed(name, handle, cancel)
         return outcome
@@ -310,36 +283,27 @@ class ArmMotions:
             self._arm_q = self.arm_poses[pose]
         return outcome
 
-    def _move_computed(
+    def move_computed(
         self,
         name: str,
         positions: tuple[float, ...],
         cancel: threading.Event,
         *,
         straight: bool = False,
+        via: Sequence[tuple[float, ...]] = (),
     ) -> MotionResult:
         """A motion computed from poses, `straight`: the hand along a line (through
-        inner points solved one by one), else a joint-space move; checked against the
-        known furniture before it is sent (from where the arm was last sent, else the
-        goal pose alone)."""
+        inner points solved one by one), else through `via` (joint positions) or a
+        joint-space move; checked against the known furniture before it is sent (from
+        where the arm was last sent, else the goal pose alone)."""
         self.arm_at = None
-        via = straight_line(self._arm_q, positions) if straight and self._arm_q else []
-        poses = self.backends.poses
-        base = poses.base_pose() if poses is not None else None
-        if base is not None and self.geometry is not None:
-            path = [self._arm_q if self._arm_q is not None else positions, *via, positions]
-            for start, goal in itertools.pairwise(path):
-                contact = first_contact(
-                    start,
-                    goal,
-                    base,
-                    self.geometry.mount,
-                    self.geometry.tcp_from_tool0_m,
-                    self._furniture,
-                )
-                if contact is not None:
-                    self._arm_q = None
-                    return MotionResult.failure(f"not sent: the move to {name}: {contact}")
+        if straight and self._arm_q:
+            via = straight_line(self._arm_q, positions)
+        via = list(via)
+        contact = self.contact([*via, positions])
+        if contact is not None:
+            self._arm_q = None
+            return MotionResult.failure(f"not sent: the move to {name}: {contact}")
         self._arm_q = None
         if via:
             outcome = self.backends.arm.move_to(name, positions, cancel, via=via)
@@ -348,6 +312,28 @@ class ArmMotions:
         if outcome.ok:
             self._arm_q = tuple(positions)
         return outcome
+
+    def contact(self, waypoints: Sequence[tuple[float, ...]]) -> str | None:
+        """Where the joint-space path from where the arm was last sent (else from the
+        first waypoint) through `waypoints` would touch the known furniture, or None
+        (also when the base's pose is not known: nothing to check against)."""
+        poses = self.backends.poses
+        base = poses.base_pose() if poses is not None else None
+        if base is None or self.geometry is None or not waypoints:
+            return None
+        path = [self._arm_q if self._arm_q is not None else waypoints[0], *waypoints]
+        for start, goal in itertools.pairwise(path):
+            found = first_contact(
+                start,
+                goal,
+                base,
+                self.geometry.mount,
+                self.geometry.tcp_from_tool0_m,
+                self._furniture,
+            )
+            if found is not None:
+                return found
+        return None
 
 
 def straight_line(

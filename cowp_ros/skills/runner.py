@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from cowp_ros.errors import CowpError
 from cowp_ros.skills.arm_motions import ArmMotions
 from cowp_ros.skills.config import RobotConfig, SurfaceConfig
+from cowp_ros.skills.container_motions import ContainerMotions
 from cowp_ros.skills.grasping import STAGES, ArmGeometry
 from cowp_ros.skills.interfaces import (
     ArmBackend,
@@ -83,6 +84,7 @@ class SkillRunner:
             geometry=geometry,
             surfaces=self.surfaces,
         )
+        self.containers = ContainerMotions(self.motions)
 
     @property
     def arm_at(self) -> str | None:
@@ -166,7 +168,9 @@ class SkillRunner:
         if kind == "look":
             return self.motions.look(call.roles[value], cancel)
         if kind == "under":
-            return self.motions.under(call.roles[value], cancel)
+            return self.containers.under(call.roles[value], cancel)
+        if kind == "pour_into":
+            return self.containers.pour(call.roles[value], cancel)
         if kind == "grip":  # a handle: something must be between the fingers
             return self.backends.gripper.close(cancel, expect_object=True)
         if kind == "fetch":
@@ -245,6 +249,8 @@ def describe(primitive: Primitive, call: SkillCall) -> str:
         return f"grasping {call.roles.get(value, value)}"
     if kind == "under":
         return f"holding it under {call.roles.get(value, value)}"
+    if kind == "pour_into":
+        return f"pouring into {call.roles.get(value, value)}"
     if kind == "look":
         return f"looking for {call.roles.get(value, value)} with the wrist camera"
     if kind == "grip":

@@ -27,6 +27,7 @@ PRIMITIVES = (
     "detect",
     "look",
     "under",
+    "pour_into",
     "approach",
     "reach",
     "lift",

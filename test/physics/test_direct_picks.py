@@ -6,6 +6,8 @@ looking again."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import threading
 from typing import ClassVar
@@ -216,3 +218,72 @@ def test_a_taller_neighbour_is_not_taken_for_the_object(robot) -> None:
         camera.close()
     assert seen is not None and truth is not None
     assert abs(seen.x - truth.x) < 0.01 and abs(seen.y - truth.y) < 0.01
+
+
+class RecordingArm(DirectArm):
+    """The physics arm, noting where the held bottle's mouth is and how far it leans at
+    the end of each move."""
+
+    def __init__(self, world, robot) -> None:
+        super().__init__(world, robot)
+        self.after: dict[str, tuple[float, tuple[float, float, float]]] = {}
+
+    def move_to(self, name, positions, cancel, via=()):
+        outcome = super().move_to(name, positions, cancel, via)
+        pose = WorldPoses(self.world).object_pose("bottle_1")
+        position, quat = self.world.body_pose("bottle_1")
+        w, x, y, z = (float(v) for v in quat)
+        axis = (2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y))
+        height = 0.16  # object_shapes.BOTTLE
+        mouth = tuple(float(position[i]) + height * axis[i] for i in range(3))
+        assert pose is not None
+        self.after[name] = (pose.tilt, mouth)  # type: ignore[assignment]
+        return outcome
+
+
+def test_a_pour_tips_the_held_bottle_over_the_glass_where_it_stands(robot, skills) -> None:
+    """pour_coke from where the base stopped: the bottle's mouth over the glass (moved
+    from its spot), tipped past level, and back upright, still in the hand; the glass
+    not touched. The calibrated pour pose only turns the wrist: the bottle stays upright."""
+    at = robot.base.locations["counter"]
+    stopped = Pose2D(at.x - 0.1, at.y + 0.1, at.yaw + 0.15)
+    layout = layout_for(
+        dict(robot.base.locations),
+        [("bottle_1", "bottle", "counter", {}), ("glass_2", "glass", "counter", {})],
+        robot.surfaces,
+    )
+    glass = layout.objects[1]
+    layout.objects[1] = dataclasses.replace(glass, x=glass.x + 0.03, y=glass.y - 0.02)
+    world = PhysicsWorld(model_xml(layout, stopped), arm=robot.arm.poses["carry"], fingers=0.025)
+    world.settle(0.3)
+    arm = RecordingArm(world, robot)
+    runner = SkillRunner(
+        skills,
+        Whereabouts(
+            set(robot.base.locations),
+            location_aliases=skills.location_aliases,
+            object_locations={**skills.object_locations, "bottle": "counter", "glass": "counter"},
+        ),
+        Backends(
+            DirectBase(world, robot), arm, DirectGripper(world, robot), None, WorldPoses(world)
+        ),
+        locations=robot.base.locations,
+        arm_poses=robot.arm.poses,
+        carry_pose="carry",
+        geometry=arm_geometry(robot),
+        surfaces=robot.surfaces,
+    )
+    glass_before = WorldPoses(world).object_pose("glass_2")
+    assert runner.run("pick_up", ["bottle_1"], threading.Event()).ok
+    poured = runner.run("pour_coke", ["bottle_1", "glass_2", "counter"], threading.Event())
+    assert poured.ok, poured.message
+    tipped = next(v for k, v in arm.after.items() if k.startswith("tipping"))
+    tilt, mouth = tipped
+    glass_now = WorldPoses(world).object_pose("glass_2")
+    assert glass_before is not None and glass_now is not None
+    assert tilt > math.radians(95)
+    assert math.hypot(mouth[0] - glass_now.x, mouth[1] - glass_now.y) < 0.03
+    assert mouth[2] > glass_now.z + 0.11  # above the glass's rim
+    upright, _ = next(v for k, v in arm.after.items() if k.startswith("bottle_1 upright"))
+    assert upright < math.radians(15)
+    assert math.hypot(glass_now.x - glass_before.x, glass_now.y - glass_before.y) < 0.005
