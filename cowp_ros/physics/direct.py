@@ -166,6 +166,16 @@ class WorldPoses:
         tilt = math.acos(max(-1.0, min(1.0, 1 - 2 * (x * x + y * y))))
         return ObjectPose(float(position[0]), float(position[1]), float(position[2]), yaw, tilt)
 
+    def known_objects(self) -> dict[str, ObjectPose]:
+        if not self.objects:
+            return {}
+        found: dict[str, ObjectPose] = {}
+        for name in self.world.free_bodies().values():
+            pose = self.object_pose(name)
+            if pose is not None:
+                found[name] = pose
+        return found
+
 
 class DepthCamera:
     """The wrist camera's depth image, rendered offscreen, as a depth camera on the
@@ -234,12 +244,7 @@ class BoxCamera:
         self.camera = world.model.camera("wrist_camera").id
         self.fovy = math.radians(float(world.model.cam_fovy[self.camera]))
         self.geom_type = int(mujoco.mjtObj.mjOBJ_GEOM)
-        free = int(mujoco.mjtJoint.mjJNT_FREE)
-        self.free_bodies = {
-            int(world.model.jnt_bodyid[j])
-            for j in range(world.model.njnt)
-            if int(world.model.jnt_type[j]) == free
-        }
+        self.free_bodies = set(world.free_bodies())
         self.frames = 0
 
     def view(self) -> BoxView:

@@ -131,6 +131,13 @@ class PhysicsWorld:
         body = self.data.body(name)
         return body.xpos.copy(), body.xquat.copy()
 
+    def free_bodies(self) -> dict[int, str]:
+        """The bodies that move freely (the objects), by id: their names."""
+        m = self.model
+        free = int(mujoco.mjtJoint.mjJNT_FREE)
+        ids = {int(m.jnt_bodyid[j]) for j in range(m.njnt) if int(m.jnt_type[j]) == free}
+        return {body: m.body(body).name for body in sorted(ids)}
+
     def optical_frame(self) -> tuple[np.ndarray, np.ndarray]:
         """(position, quaternion w x y z) of the wrist camera's optical frame (x right,
         y down, z along the view) in the world."""

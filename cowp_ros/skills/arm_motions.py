@@ -40,6 +40,9 @@ PUT_POSES = {"approach": "pre_grasp", "reach": "place", "lift": "pre_grasp", "pu
 # A pulled front must have followed the hand at least this share of the pull.
 PULL_FOLLOWED = 0.5
 PULL_SETTLE_S = 1.0
+# A put-down spot is taken when an object stands this close to it, at its height.
+OCCUPIED_M = 0.08
+OCCUPIED_HEIGHT_M = 0.05
 # A put-down object is let go this far above the surface.
 PUT_DOWN_DROP_M = 0.01
 # The wrist camera looks from this high above where an object is expected (the highest
@@ -247,7 +250,10 @@ class ArmMotions:
             where = self.locations.get(location)
             if where is None:
                 return None
-            spot = self.world.placed_at(location)
+            standing = [p for n, p in poses.known_objects().items() if n != putting]
+            spot = free_spot(
+                self.surfaces, location, where, self.world.placed_at(location), standing
+            )
             (dx, dy), height = self.surfaces.put_down_spot(location, spot)
             c, s = math.cos(where.yaw), math.sin(where.yaw)
             target = ObjectPose(
@@ -334,6 +340,29 @@ class ArmMotions:
             if found is not None:
                 return found
         return None
+
+
+def free_spot(
+    surfaces: SurfaceConfig,
+    location: str,
+    where: Pose2D,
+    first: int,
+    standing: Sequence[ObjectPose],
+) -> int:
+    """The first put-down spot at `location` from `first` on with nothing standing on
+    it (no known object within OCCUPIED_M of it, at its height): a spot the scenario or
+    a person filled is not put down on. `first` when every spot is taken."""
+    count = len(surfaces.floor_spots if surfaces.on_floor(location) else surfaces.spots)
+    c, s = math.cos(where.yaw), math.sin(where.yaw)
+    for index in range(first, first + count):
+        (dx, dy), height = surfaces.put_down_spot(location, index)
+        x, y = where.x + c * dx - s * dy, where.y + s * dx + c * dy
+        if not any(
+            math.hypot(p.x - x, p.y - y) < OCCUPIED_M and abs(p.z - height) < OCCUPIED_HEIGHT_M
+            for p in standing
+        ):
+            return index
+    return first
 
 
 def straight_line(

@@ -134,6 +134,11 @@ class PoseSource(Protocol):
 
     def object_pose(self, name: str) -> ObjectPose | None: ...
 
+    def known_objects(self) -> dict[str, ObjectPose]:
+        """Every object whose pose is known now, by name: what stands where a put-down
+        would go."""
+        ...
+
 
 class ObjectLocator(Protocol):
     """Finds an object near where it is expected, with the wrist camera looking there

@@ -100,6 +100,9 @@ class KnownPoses:
     def object_pose(self, name: str) -> ObjectPose | None:
         return self.objects.get(name)
 
+    def known_objects(self) -> dict[str, ObjectPose]:
+        return dict(self.objects)
+
 
 class Arm:
     """Base, arm and gripper at once: every motion succeeds; arm moves are recorded."""

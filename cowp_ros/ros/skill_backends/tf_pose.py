@@ -101,6 +101,23 @@ class TfTree:
                 frame = parent
         return None
 
+    def children(self, frame: str) -> list[str]:
+        """The frames whose parent is `frame`."""
+        with self._lock:
+            return [child for child, (parent, _, _) in self._parents.items() if parent == frame]
+
+    def ancestors(self, frame: str) -> list[str]:
+        """`frame`'s parent, its parent's, and so on up the tree."""
+        found: list[str] = []
+        with self._lock:
+            for _ in range(MAX_CHAIN):
+                link = self._parents.get(frame)
+                if link is None:
+                    break
+                frame = link[0]
+                found.append(frame)
+        return found
+
     def planar(self, frame: str) -> tuple[Pose2D, float] | None:
         found = self.lookup(frame)
         if found is None:
@@ -145,3 +162,16 @@ class TfPoses:
         return ObjectPose(
             float(matrix[0, 3]), float(matrix[1, 3]), float(matrix[2, 3]), _yaw(matrix), tilt
         )
+
+    def known_objects(self) -> dict[str, ObjectPose]:
+        """The fresh frames a pose estimator publishes in the map frame (its direct
+        children), less the base's own chain (map -> odom)."""
+        robot = set(self.tree.ancestors(self.base_frame))
+        found: dict[str, ObjectPose] = {}
+        for child in self.tree.children(self.tree.frame_id):
+            if child in robot or child == self.base_frame:
+                continue
+            pose = self.object_pose(child)
+            if pose is not None:
+                found[child] = pose
+        return found
