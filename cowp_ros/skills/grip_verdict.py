@@ -16,6 +16,11 @@ def mm(metres: float) -> str:
     return f"{metres * 1000:.1f} mm"
 
 
+def mm_or_unknown(metres: float | None) -> str:
+    """A finger position in millimetres, or "unknown" where none was heard."""
+    return "unknown" if metres is None else mm(metres)
+
+
 def command_verdict(
     position: float, target: float, config: GripperConfig, *, expect_object: bool
 ) -> MotionResult:

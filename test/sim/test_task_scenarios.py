@@ -20,38 +20,37 @@ from cowp_ros.skills.world import Whereabouts
 from cowp_ros.tasks import all_tasks, get_task
 from cowp_ros.tasks.presence import present_problem
 
-TASK_SCENARIOS = {
-    "fill_cup": "fill_cup_cracked_cup",
-    "clean_area": "clean_area_broken_vacuum",
-    "set_table": "set_table_chipped_plate",
-    "plate_to_sink": "plate_to_sink_blocked_sink",
-    "pour_coke": "pour_coke_cracked_glass",
-    "eat_burger": "eat_burger_dirty_plate",
-    "serve_water": "serve_water_cutlery_in_cup",
-    "battery_disassembly": "battery_disassembly_broken_wrench",
-}
+
+def _declared() -> list[str]:
+    """The scenario files that say, for each of their situations, whether it blocks:
+    the ones whose story a test can check offline (the others leave it to the model)."""
+    return sorted(
+        name
+        for name in available_scenarios()
+        if all(event.blocks is not None for event in load_scenario(name).events)
+    )
 
 
-def test_every_shipped_task_has_a_scenario() -> None:
-    assert set(TASK_SCENARIOS) == set(all_tasks())
-    shipped = set(available_scenarios())
-    for task, name in TASK_SCENARIOS.items():
-        assert name in shipped
-        assert load_scenario(name).task == task
+DECLARED = _declared()
 
 
-@pytest.mark.parametrize(
-    "name", [n for n in TASK_SCENARIOS.values() if n != "serve_water_cutlery_in_cup"]
-)
-def test_a_task_scenario_has_one_blocking_and_one_harmless_situation(name: str) -> None:
+def test_every_shipped_task_has_a_declared_scenario() -> None:
+    covered = {load_scenario(name).task for name in DECLARED}
+    assert set(all_tasks()) <= covered, sorted(set(all_tasks()) - covered)
+    for name in available_scenarios():  # and every scenario is of a shipped task
+        assert load_scenario(name).task in all_tasks(), name
+
+
+@pytest.mark.parametrize("name", DECLARED)
+def test_a_declared_scenario_has_one_blocking_situation(name: str) -> None:
     scenario = load_scenario(name)
     assert [e.blocks for e in scenario.events].count(True) == 1
-    assert [e.blocks for e in scenario.events].count(False) == 1
+    assert [e.blocks for e in scenario.events].count(False) <= 1
     assert scenario.expect in {"completed", "no_solution"}
     assert (scenario.stand_in is not None) == (scenario.expect == "completed")
 
 
-@pytest.mark.parametrize("name", sorted(TASK_SCENARIOS.values()))
+@pytest.mark.parametrize("name", DECLARED)
 def test_the_scenario_story_offline(name: str) -> None:
     """The task over the scenario's world, each situation raised after the step that
     raises it on the graph (its report reaches the loop before the next step)."""
@@ -79,10 +78,10 @@ def test_the_scenario_story_offline(name: str) -> None:
     # the harmless situation asked about, and kept the plan
     harmless = [e.situation for e in scenario.events if e.blocks is False]
     asked = " ".join(q for q in model.questions("yes_no")).lower()  # "The radio is on."
-    assert all(h.lower() in asked or name == "serve_water_cutlery_in_cup" for h in harmless)
+    assert all(h.lower() in asked for h in harmless)
 
 
-@pytest.mark.parametrize("name", sorted(TASK_SCENARIOS.values()))
+@pytest.mark.parametrize("name", sorted(available_scenarios()))
 def test_every_object_of_the_world_has_a_place_the_robot_knows(name: str) -> None:
     scenario = load_scenario(name)
     robot = load_robot_config(share_path("config", "robot.yaml"))

@@ -33,6 +33,8 @@ from cowp_ros.ros.skill_backends.common import (
     WaitEnd,
     action_client,
     import_action_type,
+    motion_result,
+    ready_to_send,
     run_action,
     silent_message,
     wait_for_subscriber,
@@ -288,13 +290,14 @@ class TopicArm(_ArmBase):
         end = wait_for_subscriber(
             self.publisher.get_subscription_count, cancel=cancel, timeout_s=self.timeouts.server_s
         )
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled("canceled before the arm moved")
-        if end is not WaitEnd.DONE:
-            return MotionResult.failure(
-                f"nothing subscribes to {self.config.trajectory_topic} within "
-                f"{self.timeouts.server_s:g} s (is {self.config.controller} active?)"
-            )
+        problem = ready_to_send(
+            end,
+            canceled="canceled before the arm moved",
+            missing=f"nothing subscribes to {self.config.trajectory_topic} within "
+            f"{self.timeouts.server_s:g} s (is {self.config.controller} active?)",
+        )
+        if problem is not None:
+            return problem
         problem, start = self._current(cancel)
         if problem is not None:
             return problem
@@ -304,16 +307,16 @@ class TopicArm(_ArmBase):
         self.publisher.publish(msg)
         deadline = self._deadline(seconds)
         end = self._wait_arrival(name, positions, cancel, deadline)
-        if end is WaitEnd.DONE:
-            return MotionResult.success(f"arm at {name}")
-        if end is WaitEnd.SILENT:
-            return MotionResult.failure(
+        return motion_result(
+            end,
+            done=MotionResult.success(f"arm at {name}"),
+            silent=MotionResult.failure(
                 silent_message(self.joints.topic, "arm joint states", self.timeouts.topic_s)
-            )
-        self._hold()
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled(f"arm move to {name} canceled; arm holding position")
-        return self._missed(name, positions, deadline)
+            ),
+            stop=self._hold,
+            canceled=f"arm move to {name} canceled; arm holding position",
+            missed=lambda: self._missed(name, positions, deadline),
+        )
 
     def _hold(self) -> None:
         """Stop where the arm is: a short trajectory to its current positions."""
@@ -387,8 +390,9 @@ class ActionArm(_ArmBase):
         # The controller says done: the joints must agree (briefly, they may still settle).
         settle = Deadline(1.0)
         end = self._wait_arrival(name, positions, cancel, settle)
-        if end is WaitEnd.DONE:
-            return MotionResult.success(f"arm at {name}")
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled(f"canceled while confirming the arm at {name}")
-        return self._missed(name, positions, deadline)
+        return motion_result(
+            end,
+            done=MotionResult.success(f"arm at {name}"),
+            canceled=f"canceled while confirming the arm at {name}",
+            missed=lambda: self._missed(name, positions, deadline),
+        )

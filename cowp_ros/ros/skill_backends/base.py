@@ -23,9 +23,10 @@ from rclpy.qos import qos_profile_sensor_data
 from cowp_ros.ros.skill_backends.common import (
     Signal,
     Timeouts,
-    WaitEnd,
     action_client,
     import_action_type,
+    motion_result,
+    ready_to_send,
     run_action,
     silent_message,
     wait_for_subscriber,
@@ -104,13 +105,14 @@ class TopicBase:
         end = wait_for_subscriber(
             self.publisher.get_subscription_count, cancel=cancel, timeout_s=self.timeouts.server_s
         )
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled(f"canceled before driving to {name}")
-        if end is not WaitEnd.DONE:
-            return MotionResult.failure(
-                f"nothing subscribes to {topic} within {self.timeouts.server_s:g} s "
-                "(is the base driver or sim_world running?)"
-            )
+        problem = ready_to_send(
+            end,
+            canceled=f"canceled before driving to {name}",
+            missing=f"nothing subscribes to {topic} within {self.timeouts.server_s:g} s "
+            "(is the base driver or sim_world running?)",
+        )
+        if problem is not None:
+            return problem
         self.publisher.publish(
             pose_stamped(pose, self.config.frame_id, self.node.get_clock().now().to_msg())
         )
@@ -121,15 +123,18 @@ class TopicBase:
             signal=self.signal,
             silence_s=self.timeouts.topic_s,
         )
-        if end is WaitEnd.DONE:
-            return MotionResult.success(f"reached {name}")
-        if end is WaitEnd.SILENT:
-            return MotionResult.failure(
+        return motion_result(
+            end,
+            done=MotionResult.success(f"reached {name}"),
+            silent=MotionResult.failure(
                 silent_message(self.config.odom_topic, "nav_msgs/Odometry", self.timeouts.topic_s)
-            )
-        self._stop()
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled(f"drive to {name} canceled; base stopped")
+            ),
+            stop=self._stop,
+            canceled=f"drive to {name} canceled; base stopped",
+            missed=lambda: self._missed(name, pose),
+        )
+
+    def _missed(self, name: str, pose: Pose2D) -> MotionResult:
         current = self.pose
         gap = (
             f"{current.distance_to(pose):.2f} m and {current.yaw_error_to(pose):.2f} rad away"

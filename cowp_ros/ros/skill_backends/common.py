@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from cowp_ros.ros.waiting import (
     wait_future,
     wait_until,
 )
+from cowp_ros.skills.interfaces import MotionResult
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,48 @@ def silent_message(topic: str, what: str, seconds: float) -> str:
     return f"no {what} on {topic} for {seconds:g} s (is its publisher running?)"
 
 
+Outcome = MotionResult | Callable[[], MotionResult]
+
+
+def motion_result(
+    end: WaitEnd,
+    *,
+    done: Outcome,
+    canceled: str,
+    missed: Outcome,
+    silent: Outcome | None = None,
+    stop: Callable[[], None] | None = None,
+) -> MotionResult:
+    """What a wait for a motion comes to, the same for every backend: `done` when it
+    ended as wanted; `silent` when its sensor stopped speaking (nothing is stopped: there
+    is no reading to stop at); otherwise the motion is stopped where it is (`stop`)
+    before the result says canceled, or `missed` (its deadline passed). A result given
+    as a function is worked out only when it is the one returned (it reads the state)."""
+    if end is WaitEnd.DONE:
+        return _outcome(done)
+    if end is WaitEnd.SILENT and silent is not None:
+        return _outcome(silent)
+    if stop is not None:
+        stop()
+    if end is WaitEnd.CANCELED:
+        return MotionResult.canceled(canceled)
+    return _outcome(missed)
+
+
+def ready_to_send(end: WaitEnd, *, canceled: str, missing: str) -> MotionResult | None:
+    """None when the wait before a command (for its subscriber, its first reading) ended
+    as wanted; else the result to return: canceled, or a failure naming what is missing."""
+    if end is WaitEnd.DONE:
+        return None
+    if end is WaitEnd.CANCELED:
+        return MotionResult.canceled(canceled)
+    return MotionResult.failure(missing)
+
+
+def _outcome(outcome: Outcome) -> MotionResult:
+    return outcome if isinstance(outcome, MotionResult) else outcome()
+
+
 __all__ = [
     "POLL_S",
     "Deadline",
@@ -119,6 +163,8 @@ __all__ = [
     "WaitEnd",
     "action_client",
     "import_action_type",
+    "motion_result",
+    "ready_to_send",
     "run_action",
     "silent_message",
     "wait_for_subscriber",

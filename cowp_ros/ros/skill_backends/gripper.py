@@ -33,6 +33,8 @@ from cowp_ros.ros.skill_backends.common import (
     JointStateCache,
     Timeouts,
     WaitEnd,
+    motion_result,
+    ready_to_send,
     run_action,
     silent_message,
     wait_for_subscriber,
@@ -40,7 +42,7 @@ from cowp_ros.ros.skill_backends.common import (
 )
 from cowp_ros.skills.config import GripperConfig
 from cowp_ros.skills.finger_rest import FingerRest, RestRule
-from cowp_ros.skills.grip_verdict import command_verdict, holding_verdict, mm
+from cowp_ros.skills.grip_verdict import command_verdict, holding_verdict, mm, mm_or_unknown
 from cowp_ros.skills.interfaces import MotionResult, Status
 
 
@@ -142,33 +144,39 @@ class TopicGripper(_GripperBase):
         end = wait_for_subscriber(
             self.publisher.get_subscription_count, cancel=cancel, timeout_s=self.timeouts.server_s
         )
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled("canceled before the gripper moved")
-        if end is not WaitEnd.DONE:
-            return MotionResult.failure(
-                f"nothing subscribes to {cfg.command_topic} within {self.timeouts.server_s:g} s "
-                "(is the gripper controller running?)"
-            )
+        problem = ready_to_send(
+            end,
+            canceled="canceled before the gripper moved",
+            missing=f"nothing subscribes to {cfg.command_topic} within "
+            f"{self.timeouts.server_s:g} s (is the gripper controller running?)",
+        )
+        if problem is not None:
+            return problem
         end, _ = self.joints.wait_for(self.finger, cancel=cancel, timeout_s=self.timeouts.topic_s)
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled("canceled before the gripper moved")
-        if end is not WaitEnd.DONE:
-            return self._silent()
+        problem = ready_to_send(
+            end, canceled="canceled before the gripper moved", missing=self._silent().message
+        )
+        if problem is not None:
+            return problem
         self.publisher.publish(Float64MultiArray(data=[float(target)]))
         end = self._wait_settled(target, cancel, Deadline(self.timeouts.gripper_s))
-        if end is WaitEnd.DONE:
-            return self._verdict(target, expect_object)
-        if end is WaitEnd.SILENT:
-            return self._silent()
-        position = self.position()
-        if position is not None:  # hold where the fingers are
-            self.publisher.publish(Float64MultiArray(data=[position]))
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled("gripper command canceled; fingers holding position")
-        return MotionResult.failure(
-            f"gripper did not settle within {self.timeouts.gripper_s:g} s "
-            f"(fingers at {mm(position) if position is not None else 'unknown'})"
+        return motion_result(
+            end,
+            done=lambda: self._verdict(target, expect_object),
+            silent=self._silent,
+            stop=self._hold,
+            canceled="gripper command canceled; fingers holding position",
+            missed=lambda: MotionResult.failure(
+                f"gripper did not settle within {self.timeouts.gripper_s:g} s "
+                f"(fingers at {mm_or_unknown(self.position())})"
+            ),
         )
+
+    def _hold(self) -> None:
+        """Hold the fingers where they are: a command to their current position."""
+        position = self.position()
+        if position is not None:
+            self.publisher.publish(Float64MultiArray(data=[position]))
 
 
 class _ActionGripperBase(_GripperBase):
@@ -243,17 +251,16 @@ class _ActionGripperBase(_GripperBase):
         end = self._wait_settled(
             target, cancel, Deadline(left_s), response_s=self.config.settle_time_s
         )
-        if end is WaitEnd.CANCELED:
-            return MotionResult.canceled("canceled while the fingers settled")
-        if end is WaitEnd.SILENT:
-            return self._silent()
-        if end is WaitEnd.TIMEOUT:
-            position = self.position()
-            return MotionResult.failure(
+        return motion_result(
+            end,
+            done=lambda: self._verdict(target, expect_object),
+            silent=self._silent,
+            canceled="canceled while the fingers settled",
+            missed=lambda: MotionResult.failure(
                 f"{self.config.gripper_action} ended, but the fingers did not settle within "
-                f"{left_s:.1f} s (at {mm(position) if position is not None else 'unknown'})"
-            )
-        return self._verdict(target, expect_object)
+                f"{left_s:.1f} s (at {mm_or_unknown(self.position())})"
+            ),
+        )
 
     def _verdict_at(self, position: float, target: float, expect_object: bool) -> MotionResult:
         """The verdict from the action result's position, when no joint state is heard."""
