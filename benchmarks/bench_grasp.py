@@ -64,9 +64,9 @@ from cowp_ros.physics.scene import layout_for, model_xml
 from cowp_ros.physics.world import PhysicsWorld
 from cowp_ros.resources import share_path
 from cowp_ros.skills.config import RobotConfig, load_robot_config
-from cowp_ros.skills.interfaces import Pose2D
+from cowp_ros.skills.interfaces import Backends, Pose2D
 from cowp_ros.skills.object_shapes import Form, shape_of
-from cowp_ros.skills.runner import Backends, SkillRunner, arm_geometry
+from cowp_ros.skills.runner import SkillRunner, arm_geometry
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
 from cowp_ros.skills.world import Whereabouts, object_class
 

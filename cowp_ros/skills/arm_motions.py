@@ -18,7 +18,6 @@ import itertools
 import math
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,11 +26,8 @@ from cowp_ros.skills import kinematics
 from cowp_ros.skills.clearance import first_contact, furniture
 from cowp_ros.skills.config import SurfaceConfig
 from cowp_ros.skills.grasping import LOOK, ArmGeometry, grasp_joints
-from cowp_ros.skills.interfaces import MotionResult, ObjectPose, Pose2D
+from cowp_ros.skills.interfaces import Backends, MotionResult, ObjectPose, Pose2D
 from cowp_ros.skills.world import Whereabouts, object_class
-
-if TYPE_CHECKING:
-    from cowp_ros.skills.runner import Backends
 
 # The calibrated poses a grasp (or a put-down) falls back on when the object's pose
 # (or the base's) is not known: robot.yaml arm.poses, taught for the first spot.

@@ -12,8 +12,7 @@ import threading
 from collections.abc import Sequence
 
 from cowp_ros.skills.config import RobotConfig
-from cowp_ros.skills.interfaces import MotionResult, Pose2D
-from cowp_ros.skills.runner import Backends
+from cowp_ros.skills.interfaces import Backends, MotionResult, Pose2D
 
 
 class DryRunLog:

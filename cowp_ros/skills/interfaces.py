@@ -151,3 +151,17 @@ class ObjectLocator(Protocol):
     ) -> ObjectPose | None:
         """Where `name` (of class `kind`) stands, or None when it is not seen."""
         ...
+
+
+@dataclass
+class Backends:
+    """The robot a skill runner drives: one backend per part, and what it may know."""
+
+    base: BaseBackend
+    arm: ArmBackend
+    gripper: GripperBackend
+    camera: CameraBackend | None  # None: detections are not verified (find = go and look)
+    # None: no poses known; grasps and put-downs use the calibrated named poses
+    poses: PoseSource | None = None
+    # None: `look` is skipped; objects are taken where TF or the calibration puts them
+    locator: ObjectLocator | None = None

@@ -10,24 +10,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from cowp_ros.errors import CowpError
 from cowp_ros.skills.arm_motions import ArmMotions
 from cowp_ros.skills.config import RobotConfig, SurfaceConfig
 from cowp_ros.skills.container_motions import ContainerMotions
 from cowp_ros.skills.grasping import STAGES, ArmGeometry
-from cowp_ros.skills.interfaces import (
-    ArmBackend,
-    BaseBackend,
-    CameraBackend,
-    GripperBackend,
-    MotionResult,
-    ObjectLocator,
-    Pose2D,
-    PoseSource,
-    Status,
-)
+from cowp_ros.skills.interfaces import Backends, MotionResult, Pose2D, Status
 from cowp_ros.skills.skill_map import Primitive, SkillCall, SkillMap
 from cowp_ros.skills.world import Whereabouts, object_class
 
@@ -38,18 +27,6 @@ Report = Callable[[float, str], None]
 # the one it first puts a held object down with.
 FETCH_SKILL = "pick"
 PUT_DOWN_SKILL = "place"
-
-
-@dataclass
-class Backends:
-    base: BaseBackend
-    arm: ArmBackend
-    gripper: GripperBackend
-    camera: CameraBackend | None  # None: detections are not verified (find = go and look)
-    # None: no poses known; grasps and put-downs use the calibrated named poses
-    poses: PoseSource | None = None
-    # None: `look` is skipped; objects are taken where TF or the calibration puts them
-    locator: ObjectLocator | None = None
 
 
 class SkillRunner:

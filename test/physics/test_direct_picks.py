@@ -32,8 +32,8 @@ from cowp_ros.physics.world import PhysicsWorld
 from cowp_ros.resources import share_path
 from cowp_ros.skills.config import RobotConfig, load_robot_config
 from cowp_ros.skills.depth_refine import locate
-from cowp_ros.skills.interfaces import ObjectPose, Pose2D
-from cowp_ros.skills.runner import Backends, SkillRunner, arm_geometry
+from cowp_ros.skills.interfaces import Backends, ObjectPose, Pose2D
+from cowp_ros.skills.runner import SkillRunner, arm_geometry
 from cowp_ros.skills.skill_map import SkillMap, load_skill_map
 from cowp_ros.skills.world import Whereabouts, object_class
 

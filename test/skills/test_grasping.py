@@ -14,8 +14,8 @@ from cowp_ros.errors import CowpError
 from cowp_ros.skills import kinematics
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.grasping import grasp_joints, grasp_point
-from cowp_ros.skills.interfaces import MotionResult, ObjectPose, Pose2D
-from cowp_ros.skills.runner import Backends, SkillRunner, arm_geometry
+from cowp_ros.skills.interfaces import Backends, MotionResult, ObjectPose, Pose2D
+from cowp_ros.skills.runner import SkillRunner, arm_geometry
 from cowp_ros.skills.skill_map import SkillMap
 from cowp_ros.skills.world import Whereabouts
 

@@ -6,8 +6,8 @@ import threading
 from collections.abc import Sequence
 
 from cowp_ros.skills.config import RobotConfig
-from cowp_ros.skills.interfaces import MotionResult, Pose2D, Status
-from cowp_ros.skills.runner import Backends, SkillRunner
+from cowp_ros.skills.interfaces import Backends, MotionResult, Pose2D, Status
+from cowp_ros.skills.runner import SkillRunner
 from cowp_ros.skills.skill_map import SkillMap
 from cowp_ros.skills.world import Whereabouts
 

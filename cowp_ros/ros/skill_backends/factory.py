@@ -25,7 +25,7 @@ from cowp_ros.ros.skill_backends.gripper import CommandGripper, ParallelGripper,
 from cowp_ros.ros.skill_backends.tf_pose import TfPoses, TfTree
 from cowp_ros.skills.backends import Choice, Part
 from cowp_ros.skills.config import RobotConfig
-from cowp_ros.skills.runner import Backends
+from cowp_ros.skills.interfaces import Backends
 
 if TYPE_CHECKING:
     from cowp_ros.ros.skill_backends.box_locator import RosBoxLocator
