@@ -4,19 +4,17 @@ The loop (`loop.OpenWorldPlanner`) is the same state machine for every method; t
 questions it cannot answer alone go to its `LoopPolicies`:
 
 - **blame**: a step failed. Was a situation judged harmless the cause? The paper's
-  method only replans (`NoBlame`); the grounded method takes the failure as the
-  evidence the judgement lacked and blocks the step with that situation's fact
-  (`BlameHarmlessSituation`): at once for a situation about one of the step's objects,
-  and for one about the world once the step has failed twice in a row (a single
-  failure after "the doorbell is ringing" is more likely the robot's own).
+  method only replans (`NoBlame`); a method may take the failure as the evidence the
+  judgement lacked (the grounded method's `methods/grounded/policies.py`).
 - **moot**: does a situation still count? After a bowl took the dirty cup's role, "the
   cup is broken" changes nothing (`SetAsideReplacedKinds`).
 - **guard**: can a step be left out of a situation's question? A step whose action
   already carries the situation's precondition, or that does not touch the object the
   situation was found to be about, is not asked (`GuardByFact`).
 
-`PAPER_POLICIES` is the paper's COWP, `GROUNDED_POLICIES` the grounded method's. A
-method with another rule passes its own strategy; the loop does not change.
+`PAPER_POLICIES` is the paper's COWP and the loop's default; a method with another rule
+passes its own strategies (the grounded method's are `methods/grounded/policies.py`);
+the loop does not change.
 """
 
 from __future__ import annotations
@@ -34,9 +32,7 @@ from cowp_ros.planning import PlanStep
 from cowp_ros.tasks.phrases import object_type
 
 __all__ = [
-    "GROUNDED_POLICIES",
     "PAPER_POLICIES",
-    "BlameHarmlessSituation",
     "BlamePolicy",
     "GuardByFact",
     "GuardPolicy",
@@ -112,36 +108,6 @@ class NoBlame:
         return None
 
 
-class BlameHarmlessSituation:
-    """The latest situation judged harmless whose fact is about an object of the failed
-    step: "the plate is not found", seen while the robot looked for the cupboard, is
-    blamed when taking the plate out fails. Failing that, once the step has failed
-    `world_after` times in a row, the latest situation judged harmless that is about the
-    world ("there is a power outage", then the vacuum cleans nothing, twice). Situations
-    with a fact already (they block something) or set aside are not blamed."""
-
-    def __init__(self, world_after: int = 2) -> None:
-        self.world_after = world_after
-
-    def blamed(
-        self,
-        step: PlanStep,
-        situations: Sequence[KnownSituation],
-        fact_for: FactFor,
-        failures: int = 1,
-    ) -> tuple[KnownSituation, SituationFact] | None:
-        world: tuple[KnownSituation, SituationFact] | None = None
-        for known in reversed(situations):
-            if known.fact is not None or known.set_aside:
-                continue
-            fact = fact_for(known)
-            if fact.subject is not None and fact.subject in step.args:
-                return known, fact
-            if fact.subject is None and world is None and failures >= self.world_after:
-                world = (known, fact)
-        return world
-
-
 class SetAsideReplacedKinds:
     """A new situation about a kind of object the plan gave up for a stand-in is moot.
 
@@ -206,13 +172,3 @@ class GuardByFact:
 
 PAPER_POLICIES = LoopPolicies(blame=NoBlame(), moot=SetAsideReplacedKinds(), guard=GuardByFact())
 """The paper's COWP: a failed step only replans."""
-
-GROUNDED_POLICIES = LoopPolicies(
-    blame=BlameHarmlessSituation(),
-    moot=SetAsideReplacedKinds(),
-    guard=GuardByFact(),
-    world_stand_ins=True,
-)
-"""The grounded method: a failed step blames a situation judged harmless about it (or,
-failing twice, one about the world), and a situation about the world may find a
-stand-in (its acquirer tries a plan with each kind before asking about it)."""

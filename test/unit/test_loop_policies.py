@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 from cowp_ros.cowp.loop import OpenWorldPlanner, Reaction
 from cowp_ros.cowp.loop_state import KnownSituation
-from cowp_ros.cowp.policies import GROUNDED_POLICIES, PAPER_POLICIES, LoopPolicies
+from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.methods.grounded.policies import GROUNDED_POLICIES
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.methods.paper.monitor import PlanMonitor
 from cowp_ros.methods.paper.predicates import PredicateGenerator

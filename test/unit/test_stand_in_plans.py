@@ -11,11 +11,12 @@ import pytest
 from cowp_ros.cowp.acquisition import agreed_actions
 from cowp_ros.cowp.answers import ROLE_ACTION, CandidateAssessment, RoleQuestion
 from cowp_ros.cowp.loop import OpenWorldPlanner, Phase
-from cowp_ros.cowp.policies import GROUNDED_POLICIES, LoopPolicies
+from cowp_ros.cowp.policies import LoopPolicies
 from cowp_ros.llm.language_model import YesNo
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.method import grounded_loop
+from cowp_ros.methods.grounded.policies import GROUNDED_POLICIES
 from cowp_ros.methods.grounded.stand_in_plans import plan_with, static_predicates
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.pddl import Atom, Literal, PlanningTask, edits

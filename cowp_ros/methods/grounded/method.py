@@ -12,7 +12,7 @@ What sits at the ports:
 - Acquirer: `KnowledgeAcquirer`'s questions behind `frugal_acquirer.FrugalAcquirer`
   (the closest kinds first, role question first, stop at the first accepted);
 - Planner: the given planner behind `planning.tidy.TidyPlanner` (no wandering steps);
-- policies: `cowp.policies.GROUNDED_POLICIES`: a step that fails after a situation
+- policies: GROUNDED_POLICIES (`policies.py`): a step that fails after a situation
   about one of its objects was judged harmless blames that situation (the failure is
   the evidence the judgement lacked): the step is blocked with its fact, no question.
 
@@ -28,12 +28,12 @@ from typing import cast
 
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
-from cowp_ros.cowp.policies import GROUNDED_POLICIES
 from cowp_ros.llm.embeddings import Embedder
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.methods.grounded import questions
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.grounding import GroundedFacts
+from cowp_ros.methods.grounded.policies import GROUNDED_POLICIES
 from cowp_ros.methods.grounded.settings import GroundedSettings, shared_embedder
 from cowp_ros.methods.grounded.situation_monitor import (
     GroundedMonitor,
