@@ -4,15 +4,20 @@ The loop (`loop.OpenWorldPlanner`) and the driver (`driver.drive`) depend on the
 protocols and nothing else. Each has several implementations, checked against the
 protocol by the type checker:
 
-- `Monitor`: `monitor.PlanMonitor` in one process; the commonsense node's client
-  (`cowp_ros.ros.clients.commonsense_client.CommonsenseClient`) over ROS 2.
-- `FactMaker`: `predicates.PredicateGenerator`; the commonsense client; LLM-State's
-  `BeliefPredicates`.
-- `Acquirer`: `acquirer.KnowledgeAcquirer`; the commonsense client.
-- `Planner`: pyperplan, Fast Downward, LLM-guided search; the planner node's client.
+- `Monitor`: the grounded method's `methods.grounded.situation_monitor.GroundedMonitor`
+  and the paper's `methods.paper.monitor.PlanMonitor` in one process; the commonsense
+  node's client (`cowp_ros.ros.clients.commonsense_client.CommonsenseClient`) over ROS 2.
+- `FactMaker`: `methods.grounded.grounding.GroundedFacts`,
+  `methods.paper.predicates.PredicateGenerator`; the commonsense client; LLM-State's
+  `methods.llm_state.belief.BeliefPredicates`.
+- `Acquirer`: `methods.grounded.frugal_acquirer.FrugalAcquirer`,
+  `methods.paper.acquirer.KnowledgeAcquirer`; the commonsense client.
+- `Planner`: pyperplan, Fast Downward, LLM-guided search (`cowp_ros.planning`); the
+  planner node's client.
 - `Robot`: `schedule.ScheduledRobot` (`cowp run`, tests); the task manager's robot over
   the executor node; the benchmark's simulated world.
-- `TaskLoop`: `loop.OpenWorldPlanner`; LLM-State's `BeliefLoop`; DKPROMPT's loop.
+- `TaskLoop`: `loop.OpenWorldPlanner`; LLM-State's `methods.llm_state.loop.BeliefLoop`;
+  DKPROMPT's `methods.dkprompt.loop.DKPromptLoop`.
 
 A new robot, a new reasoner or a new method is a new class that satisfies one of these;
 the loop and the driver do not change.

@@ -38,3 +38,28 @@ def test_the_ports_and_their_values_import_only_the_ground_floor() -> None:
         }
         assert not above, f"{name} imports {sorted(above)}"
         assert not any(m.startswith("cowp_ros.methods") for m in imported(CORE / name))
+
+
+def test_the_implementations_ports_py_names_exist() -> None:
+    """ports.py's docstring says where each port is implemented; every dotted name it
+    gives (from `cowp_ros.`, or within it) must still be a class there: a class that
+    moved fails here until the docstring follows it."""
+    import importlib
+    import re
+
+    import cowp_ros.cowp.ports as ports
+
+    pattern = r"`((?:[a-z_]+\.)+[A-Z][A-Za-z]+)`"
+    named = [d for d in re.findall(pattern, ports.__doc__ or "") if d.count(".") >= 2]
+    assert len(named) >= 8
+    for dotted in named:
+        module, _, name = dotted.rpartition(".")
+        found = None
+        for candidate in (module, f"cowp_ros.{module}"):
+            try:
+                found = getattr(importlib.import_module(candidate), name, None)
+            except ImportError:
+                continue
+            if found is not None:
+                break
+        assert isinstance(found, type), f"ports.py names {dotted}, which is not there"
