@@ -54,6 +54,13 @@ def coffee() -> np.ndarray:
 
 
 @pytest.fixture(scope="session")
+def astronaut() -> np.ndarray:
+    """skimage's astronaut photo (BGR): a portrait, no cup (the model finds nothing)."""
+    data = pytest.importorskip("skimage.data")
+    return cv2.cvtColor(data.astronaut(), cv2.COLOR_RGB2BGR)
+
+
+@pytest.fixture(scope="session")
 def bus() -> np.ndarray:
     """ultralytics' bus.jpg: people in front of a bus, no cup."""
     return _ultralytics_asset("bus.jpg")

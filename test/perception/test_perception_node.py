@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -28,13 +29,25 @@ FPS = 3.0  # slow enough that a busy 2-core machine still sees every phase
 
 @pytest.fixture
 def real_image_bag(
-    tmp_path: Path, coffee: np.ndarray, cup_with_person_inside: np.ndarray, bus: np.ndarray
+    tmp_path: Path,
+    coffee: np.ndarray,
+    cup_with_person_inside: np.ndarray,
+    bus: np.ndarray,
+    zidane: np.ndarray,
+    astronaut: np.ndarray,
 ) -> Path:
+    """A free cup, the cup with something in it, then views with no cup at all.
+
+    The last phase is distinct views (the camera looking around), as "missing" needs:
+    the same picture again is no new evidence. Eight views, of which the node needs
+    three, so frames it drops under load cannot take the evidence away.
+    """
     from cowp_ros.ros.bags import write_image_bag
 
-    phases = [coffee, cup_with_person_inside, bus]
-    frames = [frame for frame in phases for _ in range(FRAMES_PER_PHASE)]
-    return write_image_bag(tmp_path / "wrist_camera", frames, fps=FPS)
+    views = [bus, zidane, astronaut]
+    views += [cv2.flip(view, 1) for view in views] + [cv2.flip(bus, 0), cv2.flip(zidane, 0)]
+    frames = [frame for phase in (coffee, cup_with_person_inside) for frame in [phase] * 8]
+    return write_image_bag(tmp_path / "wrist_camera", [*frames, *views], fps=FPS)
 
 
 def stop(process: subprocess.Popen[str]) -> int:
@@ -153,6 +166,10 @@ def test_replayed_real_images_give_detections_and_situations(
     log = (real_image_bag.parent / "situation_detector.log").read_text()
     assert exit_code == 0, log
     assert "Traceback" not in log and "ERROR" not in log, log
+    # At start-up it named the plan objects it can never see, by kind.
+    assert "cannot watch plan objects" in log and "faucet (faucet_1)" in log, log
+    unwatched = log.split("cannot watch")[1].splitlines()[0]
+    assert "table_1" not in unwatched and "sofa_1" not in unwatched, unwatched
 
     # Detections: frames the node could not keep up with are dropped by design (how many
     # depends on the machine's load), but the last one is always detected.
