@@ -17,16 +17,33 @@ import time
 from pathlib import Path
 
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
+from cowp_ros.ros.names import (
+    CURRENT_STEP_TOPIC,
+    DETECTIONS_TOPIC,
+    JOINT_STATES_TOPIC,
+    ODOM_TOPIC,
+    SITUATIONS_TOPIC,
+    TASK_OUTCOMES_TOPIC,
+    TOPIC_TYPES,
+    WRIST_IMAGE_TOPIC,
+)
 
 # The node that holds each profile's world (its scenario, its objects).
 WORLD_NODES = {"sim": "sim_world", "physics": "physics_world"}
 
+# A run's inputs (wrist images, situations, the current step) and what it decided (the
+# outcome), so that replaying the bag into a graph can be checked against it.
 RECORDED_TOPICS = {
-    SITUATIONS_TOPIC: "cowp_interfaces/msg/Situation",
-    CURRENT_STEP_TOPIC: "cowp_interfaces/msg/PlanStep",
-    "/odom": "nav_msgs/msg/Odometry",
-    "/joint_states": "sensor_msgs/msg/JointState",
+    topic: TOPIC_TYPES[topic]
+    for topic in (
+        SITUATIONS_TOPIC,
+        CURRENT_STEP_TOPIC,
+        TASK_OUTCOMES_TOPIC,
+        WRIST_IMAGE_TOPIC,
+        DETECTIONS_TOPIC,
+        ODOM_TOPIC,
+        JOINT_STATES_TOPIC,
+    )
 }
 
 
@@ -222,7 +239,14 @@ def _run_task(
     from cowp_ros.ros.clients.task_client import TaskClient
 
     client = TaskClient()
-    recorder = BagRecorder(client.node, run_dir / "bag", RECORDED_TOPICS)
+    from cowp_ros.ros.result_delivery import OUTCOMES_QOS
+
+    recorder = BagRecorder(
+        client.node,
+        run_dir / "bag",
+        RECORDED_TOPICS,
+        expected_qos={TASK_OUTCOMES_TOPIC: OUTCOMES_QOS},
+    )
     try:
         client.wait_until_ready(60.0)
         print(f"\nRunTask: {task}")
