@@ -133,8 +133,10 @@ def run(args: argparse.Namespace) -> int:
             if world == "physics_world"
             else []
         )
+        # A scenario whose camera shows its situations needs the detector to see them.
+        camera = args.profile == "sim" and any(e.seen_by for e in scenario.events)
         profile = with_parameter_overrides(
-            load_profile(args.profile),
+            load_profile("sim_camera" if camera else args.profile),
             [
                 f"{world}.scenario={_scenario_ref(args.scenario)}",
                 *extra,

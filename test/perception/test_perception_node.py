@@ -183,8 +183,8 @@ def test_replayed_real_images_give_detections_and_situations(
     # Situations: occupied while the person crop sits in the cup, then missing; once each.
     summary = [(s.object, s.text, s.source) for s in listener.situations]
     assert summary == [
-        ("cup_1", "the cup is occupied: a person in it", "detector"),
-        ("cup_1", "the cup is missing", "detector"),
+        ("cup_1", "the cup is occupied: a person in it", "situation_detector"),
+        ("cup_1", "the cup is missing", "situation_detector"),
     ], summary
     for situation in listener.situations:
         assert 0.3 <= situation.confidence <= 1.0

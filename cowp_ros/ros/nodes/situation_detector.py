@@ -14,7 +14,7 @@ Publishes:
   annotated_topic (sensor_msgs/Image, bgr8): boxes and situations drawn, for rviz;
   situations_topic (cowp_interfaces/Situation, /cowp/situations): the target object
       missing (from distinct views without it) or occupied (a container with something
-      in it, debounced over frames), source "detector".
+      in it, debounced over frames), source "situation_detector".
 
 At start-up the node names the plan objects (watch_objects; else every object of the
 registered tasks' problems) whose class the model does not have: nothing will ever be
@@ -145,7 +145,11 @@ PARAMETERS = (
         "plan objects to check the model can watch at start-up ([''] = every object of the "
         "registered tasks)",
     ),
-    Param("situation_source", "detector", "the source field of published situations"),
+    Param(
+        "situation_source",
+        "situation_detector",
+        "the source field of published situations (the narrative names it: saw (...))",
+    ),
     Param(
         "stats_period_s", 30.0, "seconds between log lines with frame rate and drops (0 = never)"
     ),
