@@ -31,20 +31,22 @@ from cowp_ros.ros.names import (
 # The node that holds each profile's world (its scenario, its objects).
 WORLD_NODES = {"sim": "sim_world", "physics": "physics_world"}
 
-# A run's inputs (wrist images, situations, the current step) and what it decided (the
-# outcome), so that replaying the bag into a graph can be checked against it.
+# A run's inputs (situations, the current step) and what it decided (the outcome), so
+# that replaying the bag into a graph can be checked against it; with the wrist images
+# and the detections where the camera feeds the loop (a camera scenario: a frame is
+# 0.7 MB, two a second, where elsewhere it is one photo nobody reads).
 RECORDED_TOPICS = {
     topic: TOPIC_TYPES[topic]
     for topic in (
         SITUATIONS_TOPIC,
         CURRENT_STEP_TOPIC,
         TASK_OUTCOMES_TOPIC,
-        WRIST_IMAGE_TOPIC,
-        DETECTIONS_TOPIC,
         ODOM_TOPIC,
         JOINT_STATES_TOPIC,
     )
 }
+CAMERA_TOPICS = {topic: TOPIC_TYPES[topic] for topic in (WRIST_IMAGE_TOPIC, DETECTIONS_TOPIC)}
+OUTCOME_WAIT_S = 5.0  # the outcome follows the result; the bag should hold it
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -158,7 +160,13 @@ def run(args: argparse.Namespace) -> int:
             ready_s = supervisor.wait_ready(120.0)
             print(f"{len(profile.nodes)} nodes ready in {ready_s:.1f} s (logs: {run_dir / 'logs'})")
             code = _run_task(
-                scenario.task, run_dir, args.timeout, stop, started, expected_outcome(args.scenario)
+                scenario.task,
+                run_dir,
+                args.timeout,
+                stop,
+                started,
+                expected_outcome(args.scenario),
+                camera=camera,
             )
         finally:
             supervisor.stop()
@@ -234,19 +242,24 @@ def expected_outcome(name: str) -> str:
 
 
 def _run_task(
-    task: str, run_dir: Path, timeout_s: float, stop, started: float, expected: str = "completed"
+    task: str,
+    run_dir: Path,
+    timeout_s: float,
+    stop,
+    started: float,
+    expected: str = "completed",
+    camera: bool = False,
 ) -> int:
     from cowp_ros.ros.bags import BagRecorder
     from cowp_ros.ros.clients.narrative import follow_task
     from cowp_ros.ros.clients.task_client import TaskClient
-
-    client = TaskClient()
     from cowp_ros.ros.result_delivery import OUTCOMES_QOS
 
+    client = TaskClient()
     recorder = BagRecorder(
         client.node,
         run_dir / "bag",
-        RECORDED_TOPICS,
+        {**RECORDED_TOPICS, **(CAMERA_TOPICS if camera else {})},
         expected_qos={TASK_OUTCOMES_TOPIC: OUTCOMES_QOS},
     )
     try:
@@ -254,6 +267,10 @@ def _run_task(
         print(f"\nRunTask: {task}")
         client.run_task(task)
         result = follow_task(client, timeout_s, stop)
+        # The outcome is published with the result: spin until the bag has it too.
+        recorder.take_until(
+            TASK_OUTCOMES_TOPIC, lambda: client.executor.spin_once(timeout_sec=0.1), OUTCOME_WAIT_S
+        )
     finally:
         recorder.close()
         client.close()

@@ -387,6 +387,7 @@ class BagRecorder:
         }
         self._node = node
         self.received = 0  # messages handed over by the subscriptions (counts: written)
+        self.received_on: dict[str, int] = dict.fromkeys(topics, 0)
         self._qos_depth = qos_depth
         self._topics = dict(topics)
         self._queue: queue.Queue[tuple[str, int, bytes] | None] = queue.Queue()
@@ -414,9 +415,19 @@ class BagRecorder:
     def _take(self, topic: str) -> Callable[[bytes], None]:
         def take(data: bytes) -> None:
             self.received += 1
+            self.received_on[topic] += 1
             self._queue.put((topic, time.time_ns(), data))
 
         return take
+
+    def take_until(self, topic: str, spin_once: Callable[[], None], timeout_s: float) -> bool:
+        """Spin (the caller's executor) until a message of `topic` was taken, or
+        `timeout_s`: a message published as a run ends (its outcome) must not be left
+        in the reader when the recording closes."""
+        deadline = time.monotonic() + timeout_s
+        while not self.received_on[topic] and time.monotonic() < deadline:
+            spin_once()
+        return bool(self.received_on[topic])
 
     def adapt(self) -> list[str]:
         """Subscribe again, as its publishers offer, to each topic that no publisher

@@ -16,9 +16,19 @@ from graph_harness import partial_profile
 
 from cowp_ros.chaos.answers import SensibleModel
 from cowp_ros.chaos.server import ScriptedLLMServer
+from cowp_ros.cli.demo import CAMERA_TOPICS, RECORDED_TOPICS
 from cowp_ros.cowp.run_report import read_report
 from cowp_ros.perception.models import default_model_path
+from cowp_ros.ros.bag_info import read_bag_info
+from cowp_ros.ros.bags import BagRecorder
 from cowp_ros.ros.clients.task_client import TaskClient
+from cowp_ros.ros.names import (
+    CURRENT_STEP_TOPIC,
+    SITUATIONS_TOPIC,
+    TASK_OUTCOMES_TOPIC,
+    WRIST_IMAGE_TOPIC,
+)
+from cowp_ros.ros.result_delivery import OUTCOMES_QOS
 from cowp_ros.sim.scenario import load_scenario
 from cowp_ros.sim.scenario_story import no_patterns
 from cowp_ros.tasks import get_task
@@ -68,12 +78,23 @@ def test_images_through_the_detector_change_the_plan(
         ready_timeout_s=180.0,
     )
     client = TaskClient()
+    # Recorded as `cowp demo` records a camera scenario: inputs, images and the outcome.
+    recorder = BagRecorder(
+        client.node,
+        tmp_path / "bag",
+        {**RECORDED_TOPICS, **CAMERA_TOPICS},
+        expected_qos={TASK_OUTCOMES_TOPIC: OUTCOMES_QOS},
+    )
     started = time.monotonic()
     try:
         client.wait_until_ready(60)
         client.run_task(scenario.task)
         result = client.get_result(timeout_s=300)
+        assert recorder.take_until(
+            TASK_OUTCOMES_TOPIC, lambda: client.executor.spin_once(timeout_sec=0.1), 30.0
+        )
     finally:
+        recorder.close()
         client.close()
     print(f"{SCENARIO}: {result.outcome.value} in {time.monotonic() - started:.1f} s")
     logs = tmp_path / "logs"
@@ -89,3 +110,7 @@ def test_images_through_the_detector_change_the_plan(
     sim_log = next(logs.glob("sim_world*")).read_text()
     assert f"situation: {SEEN}" not in sim_log
     assert f"situation: {SEEN}" in detector_log
+    # The run's bag holds its outcome, the situation and the pictures that made it.
+    counts = {t.topic: t.messages for t in read_bag_info(tmp_path / "bag").topics}
+    assert counts[TASK_OUTCOMES_TOPIC] == 1 and counts[SITUATIONS_TOPIC] == 1, counts
+    assert counts[WRIST_IMAGE_TOPIC] > 0 and counts[CURRENT_STEP_TOPIC] >= 7, counts
