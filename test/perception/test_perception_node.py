@@ -203,6 +203,34 @@ def test_replayed_real_images_give_detections_and_situations(
     assert (listener.annotated[0].width, listener.annotated[0].height) in {(600, 400), (810, 1080)}
 
 
+def test_the_node_says_when_no_frames_arrive(default_model: Path, tmp_path: Path) -> None:
+    """A camera that is not publishing is a warning line each stats period, naming the
+    topic, as perception nodes report stalled input."""
+    log_path = tmp_path / "situation_detector.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "cowp_ros.ros.nodes.situation_detector",
+                "--ros-args", "-p", "stats_period_s:=0.5",
+                "-p", "image_topic:=/nobody_publishes_here/image_raw",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        try:
+            # Start-up (imports, model load) takes seconds; wait for the line itself.
+            deadline = time.monotonic() + 120.0
+            while "no frames on" not in log_path.read_text() and time.monotonic() < deadline:
+                assert process.poll() is None, log_path.read_text()
+                time.sleep(0.2)
+        finally:
+            assert stop(process) == 0, log_path.read_text()
+    text = log_path.read_text()
+    assert "no frames on /nobody_publishes_here/image_raw (image_qos reliable) for" in text, text
+    assert "Traceback" not in text
+
+
 def test_node_refuses_bad_parameters_with_a_clear_message(default_model: Path) -> None:
     result = subprocess.run(
         [

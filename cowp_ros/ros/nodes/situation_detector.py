@@ -231,8 +231,9 @@ class SituationDetector(Node):
         self.create_subscription(PlanStep, value["current_step_topic"], self.on_step, 10)
 
         self._worker.start()
+        self._image_source = f"{value['image_topic']} (image_qos {value['image_qos']})"
         if value["stats_period_s"] > 0:
-            self._stats_since = time.monotonic()
+            self._stats_since = self._heard_at = time.monotonic()
             self.create_timer(float(value["stats_period_s"]), self._log_stats)
         self.get_logger().info(
             f"{self.detector.backend} on {self.detector.model_path.name} "
@@ -409,9 +410,15 @@ class SituationDetector(Node):
             )
             self.frames_received = self.frames_dropped = self.frames_detected = 0
         if received:
+            self._heard_at = now
             self.get_logger().info(
                 f"{received / elapsed:.1f} frames/s in, {detected / elapsed:.1f} detected/s, "
                 f"{dropped} dropped to keep up"
+            )
+        else:  # a camera that stopped (or never started) is said, not silently waited for
+            self.get_logger().warning(
+                f"no frames on {self._image_source} for {now - self._heard_at:.0f} s: is the "
+                "camera publishing, with a QoS this subscription matches?"
             )
 
     def destroy_node(self) -> None:
