@@ -60,6 +60,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=10.0,
         help="seconds to wait for a subscriber on each topic before publishing",
     )
+    replay.add_argument(
+        "--follow-steps",
+        action="store_true",
+        help="publish the messages recorded during each step when the live executor "
+        "announces that step (the bag must hold /cowp/current_step)",
+    )
+    replay.add_argument(
+        "--idle",
+        type=float,
+        default=120.0,
+        help="with --follow-steps: stop after this many seconds without a recorded step",
+    )
     replay.set_defaults(func=run_replay)
 
     bag = subparsers.add_parser(
@@ -122,13 +134,26 @@ def run_replay(args: argparse.Namespace) -> int:
             )
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    report = replay_live(
-        args.bag,
-        topics=topics,
-        rate=args.rate,
-        subscriber_timeout_s=args.wait_subscribers,
-        stop=stop,
-    )
+    if args.follow_steps:
+        from cowp_ros.ros.step_replay import replay_following_steps
+
+        report = replay_following_steps(
+            args.bag,
+            topics=topics,
+            rate=args.rate,
+            subscriber_timeout_s=args.wait_subscribers,
+            idle_s=args.idle,
+            stop=stop,
+            say=lambda line: print(line, flush=True),
+        )
+    else:
+        report = replay_live(
+            args.bag,
+            topics=topics,
+            rate=args.rate,
+            subscriber_timeout_s=args.wait_subscribers,
+            stop=stop,
+        )
     print(f"published {report.published} message(s) from {args.bag}")
     if report.unheard:
         print(

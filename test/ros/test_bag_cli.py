@@ -90,3 +90,58 @@ def test_replay_leaves_out_what_the_live_graph_makes(tmp_path: Path) -> None:
     )
     assert named.returncode == 0, named.stderr
     assert "published 6 message(s)" in named.stdout
+
+
+def test_a_bag_is_cut_into_the_steps_it_was_recorded_during(tmp_path: Path) -> None:
+    from cowp_ros.ros.step_replay import step_segments
+
+    store = typestore(packages=("cowp_interfaces", "sensor_msgs"))
+    plan_step = store.types["cowp_interfaces/msg/PlanStep"]
+    situation = store.types["cowp_interfaces/msg/Situation"]
+    header = store.types["std_msgs/msg/Header"]
+    stamp = store.types["builtin_interfaces/msg/Time"](sec=1_800_000_000, nanosec=0)
+
+    def said(text: str, at_ms: int) -> tuple[str, str, int, object]:
+        message = situation(
+            header=header(stamp=stamp, frame_id=""),
+            text=text,
+            object="",
+            source="operator",
+            confidence=1.0,
+        )
+        return ("/cowp/situations", "cowp_interfaces/msg/Situation", START_NS + at_ms, message)
+
+    def step(action: str, argument: str, at_ms: int) -> tuple[str, str, int, object]:
+        message = plan_step(action=action, arguments=[argument])
+        return ("/cowp/current_step", "cowp_interfaces/msg/PlanStep", START_NS + at_ms, message)
+
+    bag = write_bag(
+        tmp_path / "bag",
+        [
+            said("before the run", 0),
+            step("find_cup", "cup_1", 10),
+            said("the cup is dirty", 20),
+            said("still dirty", 30),
+            step("find_cup", "mug_1", 40),
+            step("grasp_cup", "mug_1", 50),
+            said("the mug is fine", 60),
+        ],
+        store,
+    )
+    segments = step_segments(bag, None)
+    assert [
+        (s.step, [store.deserialize_cdr(r.rawdata, r.msgtype).text for r in s.records])
+        for s in segments
+    ] == [
+        ("find_cup(cup_1)", ["the cup is dirty", "still dirty"]),
+        ("find_cup(mug_1)", []),
+        ("grasp_cup(mug_1)", ["the mug is fine"]),
+    ]
+    assert [len(s.records) for s in step_segments(bag, ["/wrist_camera/image_raw"])] == [0, 0, 0]
+
+
+def test_following_steps_needs_a_bag_with_steps(tmp_path: Path) -> None:
+    result = cowp("replay", str(run_bag(tmp_path)), "--follow-steps")
+    assert result.returncode == 1
+    assert "has no /cowp/current_step: nothing to follow" in result.stderr
+    assert "Traceback" not in result.stderr
