@@ -17,17 +17,36 @@ import time
 from pathlib import Path
 
 from cowp_ros.errors import CowpError
-from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
+from cowp_ros.ros.names import (
+    CURRENT_STEP_TOPIC,
+    DETECTIONS_TOPIC,
+    JOINT_STATES_TOPIC,
+    ODOM_TOPIC,
+    SITUATIONS_TOPIC,
+    TASK_OUTCOMES_TOPIC,
+    TOPIC_TYPES,
+    WRIST_IMAGE_TOPIC,
+)
 
 # The node that holds each profile's world (its scenario, its objects).
 WORLD_NODES = {"sim": "sim_world", "physics": "physics_world"}
 
+# A run's inputs (situations, the current step) and what it decided (the outcome), so
+# that replaying the bag into a graph can be checked against it; with the wrist images
+# and the detections where the camera feeds the loop (a camera scenario: a frame is
+# 0.7 MB, two a second, where elsewhere it is one photo nobody reads).
 RECORDED_TOPICS = {
-    SITUATIONS_TOPIC: "cowp_interfaces/msg/Situation",
-    CURRENT_STEP_TOPIC: "cowp_interfaces/msg/PlanStep",
-    "/odom": "nav_msgs/msg/Odometry",
-    "/joint_states": "sensor_msgs/msg/JointState",
+    topic: TOPIC_TYPES[topic]
+    for topic in (
+        SITUATIONS_TOPIC,
+        CURRENT_STEP_TOPIC,
+        TASK_OUTCOMES_TOPIC,
+        ODOM_TOPIC,
+        JOINT_STATES_TOPIC,
+    )
 }
+CAMERA_TOPICS = {topic: TOPIC_TYPES[topic] for topic in (WRIST_IMAGE_TOPIC, DETECTIONS_TOPIC)}
+OUTCOME_WAIT_S = 5.0  # the outcome follows the result; the bag should hold it
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -116,8 +135,10 @@ def run(args: argparse.Namespace) -> int:
             if world == "physics_world"
             else []
         )
+        # A scenario whose camera shows its situations needs the detector to see them.
+        camera = args.profile == "sim" and any(e.seen_by for e in scenario.events)
         profile = with_parameter_overrides(
-            load_profile(args.profile),
+            load_profile("sim_camera" if camera else args.profile),
             [
                 f"{world}.scenario={_scenario_ref(args.scenario)}",
                 *extra,
@@ -139,7 +160,13 @@ def run(args: argparse.Namespace) -> int:
             ready_s = supervisor.wait_ready(120.0)
             print(f"{len(profile.nodes)} nodes ready in {ready_s:.1f} s (logs: {run_dir / 'logs'})")
             code = _run_task(
-                scenario.task, run_dir, args.timeout, stop, started, expected_outcome(args.scenario)
+                scenario.task,
+                run_dir,
+                args.timeout,
+                stop,
+                started,
+                expected_outcome(args.scenario),
+                camera=camera,
             )
         finally:
             supervisor.stop()
@@ -215,19 +242,35 @@ def expected_outcome(name: str) -> str:
 
 
 def _run_task(
-    task: str, run_dir: Path, timeout_s: float, stop, started: float, expected: str = "completed"
+    task: str,
+    run_dir: Path,
+    timeout_s: float,
+    stop,
+    started: float,
+    expected: str = "completed",
+    camera: bool = False,
 ) -> int:
     from cowp_ros.ros.bags import BagRecorder
     from cowp_ros.ros.clients.narrative import follow_task
     from cowp_ros.ros.clients.task_client import TaskClient
+    from cowp_ros.ros.result_delivery import OUTCOMES_QOS
 
     client = TaskClient()
-    recorder = BagRecorder(client.node, run_dir / "bag", RECORDED_TOPICS)
+    recorder = BagRecorder(
+        client.node,
+        run_dir / "bag",
+        {**RECORDED_TOPICS, **(CAMERA_TOPICS if camera else {})},
+        expected_qos={TASK_OUTCOMES_TOPIC: OUTCOMES_QOS},
+    )
     try:
         client.wait_until_ready(60.0)
         print(f"\nRunTask: {task}")
         client.run_task(task)
         result = follow_task(client, timeout_s, stop)
+        # The outcome is published with the result: spin until the bag has it too.
+        recorder.take_until(
+            TASK_OUTCOMES_TOPIC, lambda: client.executor.spin_once(timeout_sec=0.1), OUTCOME_WAIT_S
+        )
     finally:
         recorder.close()
         client.close()

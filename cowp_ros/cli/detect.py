@@ -1,9 +1,10 @@
 """`cowp detect IMAGE...`: run the wrist-camera detector on image files.
 
 Prints each image's detections and, with `--target`, the situations the node would
-derive for that object from this single frame (no debouncing), and writes annotated
-copies with `--out`. The same detector and rules as the situation_detector node, so
-this is how a person checks what the robot will see.
+derive for that object from these images taken as successive views (occupied per
+image; missing from the evidence of the distinct views without it, as the node judges
+it), and writes annotated copies with `--out`. The same detector and rules as the
+situation_detector node, so this is how a person checks what the robot will see.
 """
 
 from __future__ import annotations
@@ -61,28 +62,31 @@ def run(args: argparse.Namespace) -> int:
     import cv2  # after argument parsing: `cowp --help` stays fast
 
     from cowp_ros.perception.annotate import annotate
+    from cowp_ros.perception.class_names import ModelClasses
     from cowp_ros.perception.detectors import create_detector
-    from cowp_ros.perception.situations import (
-        DEFAULT_OBJECT_CLASSES,
-        ObjectClassMap,
-        Target,
-        situations_in_frame,
+    from cowp_ros.perception.situation_tracker import (
+        SituationTracker,
+        TrackerSettings,
+        view_signature,
     )
+    from cowp_ros.perception.situations import DEFAULT_OBJECT_CLASSES, MISSING, ObjectClassMap
 
     for image_path in args.images:
         if not image_path.is_file():
             raise CowpError(f"image not found: {image_path}")
     detector = create_detector(args.backend, args.model, args.imgsz, args.conf)
     target = None
+    tracker = SituationTracker(
+        TrackerSettings(window_frames=1, min_frames=1, occupied_min_inside=args.occupied_min_inside)
+    )
     if args.target:
         class_map = ObjectClassMap.from_entries([*DEFAULT_OBJECT_CLASSES, *args.object_class])
-        class_name = class_map.class_for(args.target)
-        if class_name not in detector.class_names:
+        target = class_map.target_for(args.target, ModelClasses(detector.class_names))
+        if target is None:
             raise CowpError(
-                f"the model has no class {class_name!r}",
+                f"the model has no class {class_map.class_for(args.target)!r}",
                 hint=f"classes: {', '.join(detector.class_names)}",
             )
-        target = Target(args.target, class_name)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
     print(f"{detector.backend} on {detector.model_path} at {detector.imgsz} px")
@@ -98,11 +102,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"{image_path}: {len(detections)} detections ({elapsed_ms:.0f} ms)")
         for detection in detections:
             print(f"  {detection.describe()}")
-        situations = (
-            situations_in_frame(detections, target, args.occupied_min_inside) if target else []
+        situations, _ = (
+            tracker.update(detections, target, view_signature(image)) if target else ([], [])
         )
         for situation in situations:
-            print(f"  situation: {situation.text} (confidence {situation.confidence:.2f})")
+            if situation.kind != MISSING or situation.confidence >= tracker.missing.min_confidence:
+                print(f"  situation: {situation.text} (confidence {situation.confidence:.2f})")
+            else:
+                print(
+                    f"  not in view: {situation.text} only at confidence "
+                    f"{situation.confidence:.2f} ({tracker.missing.views} distinct view(s) "
+                    f"without it; reported at {tracker.missing.min_confidence:.2f})"
+                )
         if target and not situations:
             print(f"  situation: none, the {target.class_name} is in view and free")
         if args.out:

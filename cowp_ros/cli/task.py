@@ -56,8 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--wait",
         type=float,
         default=10.0,
-        help="seconds to wait for a listener, and then for every listener to "
-        "acknowledge the situation (10)",
+        help="seconds to wait for every listener the graph shows (the task manager, a "
+        "recorder), and then for each to acknowledge the situation (10)",
     )
     situation.set_defaults(func=publish_situation)
     cancel = verbs.add_parser("cancel", help="cancel the task the task manager is running")
@@ -101,11 +101,19 @@ def publish_situation(args: argparse.Namespace) -> int:
     text = situation_text(args.text)
     if not 0.0 <= args.confidence <= 1.0:
         raise CowpError(f"--confidence {args.confidence}: give a number from 0 to 1")
-    publish(
+    matched, seen = publish(
         text, about=args.object, source=args.source, confidence=args.confidence, wait_s=args.wait
     )
     about = f" about {args.object}" if args.object else ""
-    print(f"published on {SITUATIONS_TOPIC}: {text!r}{about} (source {args.source})")
+    print(
+        f"published on {SITUATIONS_TOPIC}: {text!r}{about} (source {args.source}), "
+        f"to {matched} listener(s)"
+    )
+    if matched < seen:
+        print(
+            f"{seen - matched} listener(s) the graph shows had not matched within "
+            f"{args.wait:g} s and may have missed it"
+        )
     return 0
 
 

@@ -70,6 +70,18 @@ def record(report: CowpReport, event: LoopEvent) -> Event:
     return report.add(kind, text, **data)
 
 
+# Sources not named in the story: scripted situations that stand in for a perception
+# the run does not have (a sim scenario's events, `cowp run`'s schedule, the
+# benchmark's world), and "" for a source that gave no name.
+UNNAMED_SOURCES = frozenset({"", "sim", "schedule", "world"})
+
+
+def _by(source: str) -> str:
+    """` (situation_detector)`: who saw it, where a person reading the story should know
+    (a camera's detector, an operator, a replayed bag)."""
+    return "" if source in UNNAMED_SOURCES else f" ({source})"
+
+
 def entry(event: LoopEvent) -> Entry:
     """The report's kind, line and data for one loop event."""
     match event:
@@ -79,7 +91,7 @@ def entry(event: LoopEvent) -> Entry:
                 about["confidence"] = situation.confidence
             return (
                 EventKind.SITUATION,
-                f"saw: {sentence(situation.text)} (before step {before})",
+                f"saw{_by(situation.source)}: {sentence(situation.text)} (before step {before})",
                 {"situation": situation.text, "before_step": before, **about},
             )
         case SetAside(situation, kind, stand_in):

@@ -29,6 +29,14 @@ class Detection:
         height = min(self.y_max, container.y_max) - max(self.y_min, container.y_min)
         return max(0.0, width) * max(0.0, height) / self.area
 
+    def iou(self, other: Detection) -> float:
+        """Intersection over union of the two boxes (0..1): how far they are one box."""
+        width = min(self.x_max, other.x_max) - max(self.x_min, other.x_min)
+        height = min(self.y_max, other.y_max) - max(self.y_min, other.y_min)
+        overlap = max(0.0, width) * max(0.0, height)
+        union = self.area + other.area - overlap
+        return overlap / union if union > 0.0 else 0.0
+
     def describe(self) -> str:
         """`cup 0.65 [150, 24, 427, 307]`: how the CLI and logs print a detection."""
         box = ", ".join(str(round(v)) for v in (self.x_min, self.y_min, self.x_max, self.y_max))

@@ -2,15 +2,20 @@
 
 The plan names objects the PDDL way (`cup_1`); the detector names COCO classes (`cup`).
 `ObjectClassMap` bridges the two from configuration, with a fallback that strips the
-instance number (`wine_glass_2` -> `wine glass`).
+instance number (`wine_glass_2` -> `wine glass`), and looks the class up in the model's
+own names in either COCO spelling (`class_names`): an object whose class the model does
+not have is said to be unwatchable, never silently ignored.
 
-Two situations are derived, per frame, for the object the current plan step uses:
+Two situations are derived for the object the current plan step uses:
 
-- missing: no detection of the target's class in view;
-- occupied: another object's box lies (mostly) inside the target's box, e.g. a fork in
-  the cup. Same-class boxes are left out (a second, smaller box on the same cup is the
-  detector repeating itself), and so are boxes larger than the target (a table the cup
-  stands on contains the cup, not the other way round).
+- occupied (per frame, `occupied_in_frame`): the target is a container (cup, mug, bowl,
+  glass, vase) and a smaller object's box lies (mostly) inside its box, e.g. a fork in
+  the cup. A person, a truck or a giraffe holds nothing: what lies in their boxes is
+  beside or in front of them. Boxes of one object under different classes (a pickup
+  boxed as truck and as car) are merged first, the target's class winning, so an object
+  never occupies itself; same-class boxes and larger boxes never occupy.
+- missing (over frames, `situation_tracker.MissingEvidence`): the target was not seen in
+  several distinct views; one frame without a box is weak evidence from a weak model.
 
 A single frame lies often (motion blur, a hand passing by), so `SituationDebouncer`
 reports a situation only when it held in `min_frames` of the last `window_frames`
@@ -25,11 +30,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cowp_ros.errors import CowpError
+from cowp_ros.perception.class_names import ModelClasses, class_key
 from cowp_ros.perception.detections import Detection
 
 MISSING = "missing"
 OCCUPIED = "occupied"
-# PDDL names (without _N) in this repository's domains -> COCO classes, where they differ.
+# PDDL names (without _N) in this repository's domains -> COCO classes, where they differ
+# (either COCO spelling: the model's own is looked up).
 DEFAULT_OBJECT_CLASSES = (
     "mug=cup",
     "glass=cup",
@@ -38,7 +45,14 @@ DEFAULT_OBJECT_CLASSES = (
     "stool=chair",
     "coke=bottle",
     "burger=sandwich",
+    "beer=bottle",
+    "juice=bottle",
+    "milk=bottle",
 )
+# Classes that can hold another object inside their outline, as a cup holds a spoon.
+CONTAINER_CLASSES = frozenset({"cup", "mug", "bowl", "glass", "wine glass", "vase"})
+# Boxes overlapping this much (intersection over union) are one object.
+DUPLICATE_IOU = 0.6
 _INSTANCE_SUFFIX = re.compile(r"_\d+$")
 
 
@@ -72,16 +86,38 @@ class ObjectClassMap:
             return self.explicit[base]
         return base.replace("_", " ")
 
-    def target_in_step(self, arguments: Sequence[str], known_classes: Iterable[str]) -> str | None:
-        """The first plan-step argument whose class the detector knows (None if none does).
+    def target_for(self, object_name: str, model: ModelClasses) -> Target | None:
+        """`object_name` with the model's own spelling of its class (None: unwatchable)."""
+        class_name = model.spelling(self.class_for(object_name))
+        return Target(object_name, class_name) if class_name is not None else None
+
+    def target_in_step(self, arguments: Sequence[str], model: ModelClasses) -> Target | None:
+        """The first plan-step argument whose class the model knows (None if none does).
 
         `fill_cup(cup_1, faucet_1)` -> `cup_1`: the robot acts on the object it can see.
         """
-        known = set(known_classes)
         for argument in arguments:
-            if self.class_for(argument) in known:
-                return argument
+            target = self.target_for(argument, model)
+            if target is not None:
+                return target
         return None
+
+    def unwatchable(self, object_names: Iterable[str], model: ModelClasses) -> dict[str, list[str]]:
+        """Class -> the objects of it the model cannot see (it has no such class)."""
+        found: dict[str, list[str]] = {}
+        for name in sorted(set(object_names)):
+            if self.target_for(name, model) is None:
+                found.setdefault(self.class_for(name), []).append(name)
+        return found
+
+
+def describe_unwatchable(unwatchable: Mapping[str, Sequence[str]]) -> str:
+    """`faucet (faucet_1), plate (plate_1, plate_2), bolt (10 objects)`: one line."""
+    parts = [
+        f"{class_name} ({', '.join(names) if len(names) <= 3 else f'{len(names)} objects'})"
+        for class_name, names in sorted(unwatchable.items())
+    ]
+    return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -108,15 +144,38 @@ def best_of_class(detections: Iterable[Detection], class_name: str) -> Detection
     return max(matches, key=lambda d: d.confidence, default=None)
 
 
+def is_container(class_name: str) -> bool:
+    """Whether objects of this class can have something in them (cup yes, person no)."""
+    return class_key(class_name) in {class_key(name) for name in CONTAINER_CLASSES}
+
+
+def merge_duplicates(
+    detections: Iterable[Detection], keep_class: str = "", min_iou: float = DUPLICATE_IOU
+) -> list[Detection]:
+    """One box per object: of boxes overlapping by `min_iou` or more under different
+    classes, only one stays, `keep_class`'s if one of them has it, else the most
+    confident. (Same-class overlaps are the model's own NMS business and are kept.)"""
+    ordered = sorted(detections, key=lambda d: (d.class_name != keep_class, -d.confidence))
+    kept: list[Detection] = []
+    for detection in ordered:
+        if not any(
+            other.class_name != detection.class_name and detection.iou(other) >= min_iou
+            for other in kept
+        ):
+            kept.append(detection)
+    return sorted(kept, key=lambda d: d.confidence, reverse=True)
+
+
 def occupants(
     container: Detection, detections: Iterable[Detection], min_inside: float = 0.6
 ) -> list[Detection]:
-    """Other objects whose boxes lie at least `min_inside` inside `container`'s box."""
+    """Other, smaller objects whose boxes lie at least `min_inside` inside `container`'s."""
     return [
         d
         for d in detections
         if d.class_name != container.class_name
         and d.area < container.area
+        and d.iou(container) < DUPLICATE_IOU
         and d.fraction_inside(container) >= min_inside
     ]
 
@@ -125,29 +184,34 @@ def _with_article(class_name: str) -> str:
     return f"{'an' if class_name[:1] in 'aeiou' else 'a'} {class_name}"
 
 
-def situations_in_frame(
+def missing_text(target: Target) -> str:
+    """The sentence for a target that is not there."""
+    return f"the {target.class_name} is missing"
+
+
+def occupied_in_frame(
     detections: Sequence[Detection], target: Target, min_inside: float = 0.6
-) -> list[FrameSituation]:
-    """The situations one frame shows for `target` (empty when all looks normal)."""
-    found = best_of_class(detections, target.class_name)
+) -> FrameSituation | None:
+    """The target container with something smaller in it, in one frame (None: it is
+    not in view, not a container, or free)."""
+    if not is_container(target.class_name):
+        return None
+    merged = merge_duplicates(detections, keep_class=target.class_name)
+    found = best_of_class(merged, target.class_name)
     if found is None:
-        return [
-            FrameSituation(MISSING, target.object_name, f"the {target.class_name} is missing", 1.0)
-        ]
-    inside = occupants(found, detections, min_inside)
+        return None
+    inside = occupants(found, merged, min_inside)
     if not inside:
-        return []
+        return None
     names = sorted({d.class_name for d in inside})
     things = " and ".join(_with_article(name) for name in names)
     confidence = min(found.confidence, max(d.confidence for d in inside))
-    return [
-        FrameSituation(
-            OCCUPIED,
-            target.object_name,
-            f"the {target.class_name} is occupied: {things} in it",
-            confidence,
-        )
-    ]
+    return FrameSituation(
+        OCCUPIED,
+        target.object_name,
+        f"the {target.class_name} is occupied: {things} in it",
+        confidence,
+    )
 
 
 @dataclass

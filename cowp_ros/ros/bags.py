@@ -160,6 +160,14 @@ def read_bag(path: Path, topics: Iterable[str] | None = None) -> Iterator[BagRec
             yield BagRecord(connection.topic, connection.msgtype, timestamp, bytes(rawdata))
 
 
+def read_bag_topics(path: Path) -> list[str]:
+    """The topics a bag holds, from its metadata."""
+    if not path.exists():
+        raise CowpError(f"bag not found: {path}")
+    with Reader(path) as reader:
+        return sorted({connection.topic for connection in reader.connections})
+
+
 def deserialize(record: BagRecord, store: Typestore | None = None) -> Any:
     """Decode one record into a rosbags message object (for inspection and tests)."""
     return (store or typestore()).deserialize_cdr(record.rawdata, record.msgtype)
@@ -174,17 +182,6 @@ def message_class(msgtype: str) -> type:
         raise CowpError(
             f"message type {msgtype} is not installed", hint="run `make setup`"
         ) from err
-
-
-def wait_for_subscribers(node: Node, publishers: Iterable[Any], timeout_s: float) -> bool:
-    """True once every publisher has a subscriber (discovery can take seconds)."""
-    deadline = time.monotonic() + timeout_s
-    pending = list(publishers)
-    while pending and time.monotonic() < deadline:
-        pending = [p for p in pending if p.get_subscription_count() == 0]
-        if pending:
-            time.sleep(0.05)
-    return not pending
 
 
 @dataclass(frozen=True)
@@ -218,8 +215,9 @@ def replay_bag(
     """Publish the bag's raw messages on their topics, keeping their spacing / `rate`,
     each with the QoS its recorded publishers offered (`replay_qos`).
 
-    With `subscriber_timeout_s` > 0 it first waits (up to that long) until each topic
-    has a subscriber, so nothing is lost to discovery. After the last message it waits
+    With `subscriber_timeout_s` > 0 it first waits (up to that long) until each topic's
+    publisher has matched every subscriber the graph shows on it (at least one), so
+    nothing is lost to discovery. After the last message it waits
     (up to `ack_timeout_s`) until the subscribers have acknowledged everything: a
     subscriber that discovered the replay's publisher late fetches the messages only
     then, and a publisher destroyed before that would take them with it.
@@ -227,6 +225,8 @@ def replay_bag(
     if rate <= 0:
         raise CowpError(f"replay rate must be positive, got {rate}")
     from rclpy.duration import Duration
+
+    from cowp_ros.ros.matching import wait_for_every_subscriber
 
     records = list(read_bag(path, topics))
     offered = recorded_qos(path)
@@ -239,7 +239,7 @@ def replay_bag(
                 replay_qos(offered.get(record.topic, []), qos_depth),
             )
     if subscriber_timeout_s > 0:
-        wait_for_subscribers(node, publishers.values(), subscriber_timeout_s)
+        wait_for_every_subscriber(node, publishers, subscriber_timeout_s, stop)
     unheard = tuple(t for t, p in publishers.items() if p.get_subscription_count() == 0)
     start_wall = time.monotonic()
     first_stamp = records[0].timestamp_ns if records else 0
@@ -367,8 +367,11 @@ class BagRecorder:
         topics: dict[str, str],
         storage: str = "sqlite3",
         qos_depth: int = 10,
+        expected_qos: dict[str, QoSProfile] | None = None,
     ) -> None:
-        """`topics` maps topic names to message types (`sensor_msgs/msg/Image`)."""
+        """`topics` maps topic names to message types (`sensor_msgs/msg/Image`);
+        `expected_qos` what a topic's publishers offer when none was discovered yet
+        (the task outcomes' transient local)."""
         if storage not in STORAGES:
             raise CowpError(
                 f"unknown bag storage {storage!r}", hint=f"use one of {', '.join(STORAGES)}"
@@ -377,8 +380,16 @@ class BagRecorder:
             raise CowpError(f"{path} already exists", hint="choose a new bag path")
         self.path = path
         self.counts: dict[str, int] = dict.fromkeys(topics, 0)
-        offered = {topic: offered_profiles(node, topic) for topic in topics}
+        expected = expected_qos or {}
+        offered = {
+            topic: offered_profiles(node, topic) or ([expected[topic]] if topic in expected else [])
+            for topic in topics
+        }
         self._node = node
+        self.received = 0  # messages handed over by the subscriptions (counts: written)
+        self.received_on: dict[str, int] = dict.fromkeys(topics, 0)
+        self._qos_depth = qos_depth
+        self._topics = dict(topics)
         self._queue: queue.Queue[tuple[str, int, bytes] | None] = queue.Queue()
         self._opened = threading.Event()
         self._failure: BaseException | None = None
@@ -393,15 +404,48 @@ class BagRecorder:
         if self._failure is not None:
             raise CowpError(f"cannot record to {path}: {self._failure}")
         self._subscriptions = [
-            node.create_subscription(
-                message_class(msgtype),
-                topic,
-                lambda data, t=topic: self._queue.put((t, time.time_ns(), data)),
-                recording_qos(offered[topic], qos_depth),
-                raw=True,
-            )
-            for topic, msgtype in topics.items()
+            self._subscribe(topic, recording_qos(offered[topic], qos_depth)) for topic in topics
         ]
+
+    def _subscribe(self, topic: str, qos: QoSProfile) -> Any:
+        return self._node.create_subscription(
+            message_class(self._topics[topic]), topic, self._take(topic), qos, raw=True
+        )
+
+    def _take(self, topic: str) -> Callable[[bytes], None]:
+        def take(data: bytes) -> None:
+            self.received += 1
+            self.received_on[topic] += 1
+            self._queue.put((topic, time.time_ns(), data))
+
+        return take
+
+    def take_until(self, topic: str, spin_once: Callable[[], None], timeout_s: float) -> bool:
+        """Spin (the caller's executor) until a message of `topic` was taken, or
+        `timeout_s`: a message published as a run ends (its outcome) must not be left
+        in the reader when the recording closes."""
+        deadline = time.monotonic() + timeout_s
+        while not self.received_on[topic] and time.monotonic() < deadline:
+            spin_once()
+        return bool(self.received_on[topic])
+
+    def adapt(self) -> list[str]:
+        """Subscribe again, as its publishers offer, to each topic that no publisher
+        matched although the graph now shows one (a best-effort camera found after the
+        recording began, which a reliable subscription never matches); the topics."""
+        adapted = []
+        for index, subscription in enumerate(self._subscriptions):
+            topic = subscription.topic_name
+            offered = offered_profiles(self._node, topic)
+            if subscription.get_publisher_count() == 0 and offered:
+                qos = recording_qos(offered, self._qos_depth)
+                if qos.reliability != subscription.qos_profile.reliability or (
+                    qos.durability != subscription.qos_profile.durability
+                ):
+                    self._node.destroy_subscription(subscription)
+                    self._subscriptions[index] = self._subscribe(topic, qos)
+                    adapted.append(topic)
+        return adapted
 
     def unmatched(self) -> list[str]:
         """Recorded topics with no publisher matched yet: their messages are not heard
@@ -452,6 +496,10 @@ class BagRecorder:
             self._thread.join()
 
 
+ADAPT_EVERY_S = 0.5  # how often a recording looks for publishers it cannot match yet
+DRAIN_S = 1.0  # at most this long taking what arrived before the recording was stopped
+
+
 def discover_types(node: Node, topics: list[str], timeout_s: float) -> dict[str, str]:
     """Topic -> message type, read from the graph (waits for discovery)."""
     deadline = time.monotonic() + timeout_s
@@ -476,11 +524,22 @@ def record_live(
     say: Callable[[str], None],
 ) -> dict[str, int]:
     """Record the live graph's `topics` into `bag` until `stop` (or `duration_s`);
-    returns the message count per topic. Topics nobody publishes are skipped (said)."""
+    returns the message count per topic.
+
+    The stack's own topics (`names.TOPIC_TYPES`) are subscribed at once, before any
+    publisher is discovered, so the recording starts within a second or two and takes
+    what is published from then on; only a topic of unknown type waits for discovery
+    to tell its type (up to `discovery_timeout_s`), and is skipped (said) when nobody
+    publishes it."""
+    from cowp_ros.ros.names import TASK_OUTCOMES_TOPIC, TOPIC_TYPES
     from cowp_ros.ros.own_node import OwnNode
+    from cowp_ros.ros.result_delivery import OUTCOMES_QOS
 
     with OwnNode("cowp_recorder") as own:
-        types = discover_types(own.node, topics, discovery_timeout_s)
+        types = {t: TOPIC_TYPES[t] for t in topics if t in TOPIC_TYPES}
+        unknown = [t for t in topics if t not in types]
+        if unknown:
+            types.update(discover_types(own.node, unknown, discovery_timeout_s))
         missing = [t for t in topics if t not in types]
         if not types:
             raise CowpError(
@@ -489,12 +548,30 @@ def record_live(
             )
         if missing:
             say(f"not published (skipped): {', '.join(missing)}")
-        recorder = BagRecorder(own.node, bag, types, storage=storage)
+        recorder = BagRecorder(
+            own.node,
+            bag,
+            {t: types[t] for t in topics if t in types},
+            storage=storage,
+            expected_qos={TASK_OUTCOMES_TOPIC: OUTCOMES_QOS},
+        )
         try:
             say(f"recording {len(types)} topic(s) into {bag}; Ctrl-C to stop")
             end = time.monotonic() + duration_s if duration_s else None
+            next_adapt = time.monotonic() + ADAPT_EVERY_S
             while not stop.is_set() and (end is None or time.monotonic() < end):
                 own.executor.spin_once(timeout_sec=0.1)
+                if time.monotonic() >= next_adapt:
+                    next_adapt = time.monotonic() + ADAPT_EVERY_S
+                    for topic in recorder.adapt():
+                        say(f"{topic}: subscribed again with its publishers' QoS")
+            # What has arrived but not been taken yet is the recording's too (a Ctrl-C
+            # right after a message): take it, for as long as messages keep coming.
+            drain_end, idle = time.monotonic() + DRAIN_S, 0
+            while time.monotonic() < drain_end and idle < 3:
+                before = recorder.received
+                own.executor.spin_once(timeout_sec=0.05)
+                idle = idle + 1 if recorder.received == before else 0
         finally:
             recorder.close()  # what was recorded is kept, whatever ended the recording
         return dict(recorder.counts)

@@ -25,5 +25,37 @@ WRIST_CAMERA_INFO_TOPIC = "/wrist_camera/camera_info"
 WRIST_DEPTH_TOPIC = "/wrist_camera/depth/image_raw"
 WRIST_DEPTH_INFO_TOPIC = "/wrist_camera/depth/camera_info"
 
+JOINT_STATES_TOPIC = "/joint_states"
+ODOM_TOPIC = "/odom"
+
 COWP_TOPICS = (SITUATIONS_TOPIC, CURRENT_STEP_TOPIC, TASK_OUTCOMES_TOPIC, DETECTIONS_TOPIC)
 """The topics the stack itself publishes (what `cowp record` takes by default)."""
+
+TOPIC_TYPES = {
+    SITUATIONS_TOPIC: "cowp_interfaces/msg/Situation",
+    CURRENT_STEP_TOPIC: "cowp_interfaces/msg/PlanStep",
+    TASK_OUTCOMES_TOPIC: "cowp_interfaces/msg/TaskOutcome",
+    DETECTIONS_TOPIC: "cowp_interfaces/msg/DetectionArray",
+    ANNOTATED_IMAGE_TOPIC: "sensor_msgs/msg/Image",
+    WRIST_IMAGE_TOPIC: "sensor_msgs/msg/Image",
+    WRIST_CAMERA_INFO_TOPIC: "sensor_msgs/msg/CameraInfo",
+    JOINT_STATES_TOPIC: "sensor_msgs/msg/JointState",
+    ODOM_TOPIC: "nav_msgs/msg/Odometry",
+}
+"""The message type of each topic the stack and its robot use by these names: a
+recorder subscribes to them at once, without waiting for a publisher to say."""
+
+GRAPH_MADE_TOPICS = (
+    JOINT_STATES_TOPIC,
+    ODOM_TOPIC,
+    "/tf",
+    "/tf_static",
+    "/clock",
+    CURRENT_STEP_TOPIC,
+    TASK_OUTCOMES_TOPIC,
+    DETECTIONS_TOPIC,
+    ANNOTATED_IMAGE_TOPIC,
+)
+"""What a running graph makes itself (the robot's state, the executor's steps, the
+outcomes, the detector's output): a replay into that graph leaves them out unless named,
+or two publishers would fight over the robot and the decisions would be the bag's."""

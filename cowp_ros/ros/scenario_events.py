@@ -41,6 +41,8 @@ class ScenarioReporter:
         if not self.enabled:
             return
         for event in self.trigger.on_step(step.action, list(step.arguments)):
+            if event.seen_by:
+                continue  # that node reports it, from what the camera shows
             situation = Situation(
                 text=event.situation, object=event.about, source="sim", confidence=1.0
             )

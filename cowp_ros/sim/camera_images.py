@@ -1,8 +1,9 @@
 """Images for the simulated wrist camera: real photographs where they are installed.
 
 A scenario lists its camera images as `skimage:NAME` (a picture that ships with
-scikit-image, e.g. `skimage:coffee`, a real cup on a saucer) or a file path relative to
-the package's share folder. Pictures that cannot be loaded are reported and replaced by
+scikit-image, e.g. `skimage:coffee`, a real cup on a saucer), `composite:NAME` (one
+composed of installed photos, `composites.py`) or a file path relative to the
+package's share folder. Pictures that cannot be loaded are reported and replaced by
 a plain grey frame, so the camera stream never stops: the situation detector then sees
 nothing, which is what it would see from a camera pointed at a blank wall.
 """
@@ -23,7 +24,11 @@ BLANK_SHAPE = (480, 640, 3)
 def load_camera_image(reference: str) -> tuple[np.ndarray, str]:
     """An RGB uint8 image for `reference`, and a note on where it came from."""
     try:
-        if reference.startswith("skimage:"):
+        if reference.startswith("composite:"):
+            from cowp_ros.sim.composites import composite_rgb
+
+            image = composite_rgb(reference.split(":", 1)[1])
+        elif reference.startswith("skimage:"):
             from skimage import data
 
             image = getattr(data, reference.split(":", 1)[1])()

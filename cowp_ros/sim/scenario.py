@@ -1,9 +1,12 @@
 """Scenarios of the embedded simulation: the world the robot finds, and what goes wrong.
 
 A scenario file (`config/scenarios/NAME.yaml`) names the task, the objects with their
-location and attributes, the wrist-camera images, and the *events*: a situation that is
-reported when the robot starts a given step ("the cup is dirty" once it looks for the
-cup). Events are matched against the step the executor announces, so the simulation
+location and attributes, the wrist-camera images (and, under `camera.steps`, the images
+it shows while a given step runs), and the *events*: a situation that is reported when
+the robot starts a given step ("the cup is dirty" once it looks for the cup). An event
+with `seen_by: situation_detector` is not reported by the world node: it is what that
+node should see in the step's camera images, said for the scenario's story and tests.
+Events are matched against the step the executor announces, so the simulation
 never needs to know the plan in advance, and a replanned step that no longer touches
 the object fires nothing.
 """
@@ -45,11 +48,27 @@ class ScenarioEvent:
     blocks: bool | None = None
     """What the situation should do to the task (`blocks:` in the file): documentation
     for people and the scenario tests; the simulation only reports it."""
+    seen_by: str = ""
+    """The node that reports it from the camera's pictures (`seen_by:`); "" when the
+    world node itself reports it."""
 
     def matches(self, action: str, arguments: list[str]) -> bool:
         if action != self.action:
             return False
         return self.argument is None or self.argument in arguments
+
+
+@dataclass(frozen=True)
+class CameraStep:
+    """The pictures the wrist camera shows while a step with `action` (and `argument`,
+    if given) runs, instead of the scenario's default ones."""
+
+    action: str
+    images: tuple[str, ...]
+    argument: str | None = None
+
+    def matches(self, action: str, arguments: list[str]) -> bool:
+        return action == self.action and (self.argument is None or self.argument in arguments)
 
 
 @dataclass(frozen=True)
@@ -64,6 +83,8 @@ class Scenario:
     """The outcome the scenario expects (`expect:`): completed, or no_solution."""
     stand_in: str | None = None
     """The object that should take a blocked one's role (`stand_in:`), if any."""
+    camera_steps: tuple[CameraStep, ...] = ()
+    """Pictures for particular steps (`camera.steps`), the first match wins."""
 
     def object(self, name: str) -> SimObject | None:
         return self.objects.get(name)
@@ -128,6 +149,7 @@ def load_scenario(name_or_path: str) -> Scenario:
                 about=str(entry.get("object", "")),
                 once=bool(entry.get("once", True)),
                 blocks=None if entry.get("blocks") is None else bool(entry["blocks"]),
+                seen_by=str(entry.get("seen_by", "")),
             )
             for entry in data.get("events") or []
         )
@@ -138,6 +160,14 @@ def load_scenario(name_or_path: str) -> Scenario:
             objects=objects,
             events=events,
             camera_images=tuple(str(i) for i in (data.get("camera") or {}).get("images", [])),
+            camera_steps=tuple(
+                CameraStep(
+                    action=str(entry["when"]["action"]),
+                    argument=entry["when"].get("argument"),
+                    images=tuple(str(i) for i in entry["images"]),
+                )
+                for entry in (data.get("camera") or {}).get("steps", [])
+            ),
             expect=str(data.get("expect", "completed")),
             stand_in=str(data["stand_in"]) if data.get("stand_in") else None,
         )

@@ -101,6 +101,17 @@ def test_bench_detector(tmp_path: Path) -> None:
     assert "| onnxruntime | 320 |" in out and (tmp_path / "d.json").is_file()
 
 
+def test_bench_detector_sentences(tmp_path: Path) -> None:
+    pytest.importorskip("onnxruntime", reason="the perception extra is not installed")
+    out = smoke("bench_detector_sentences.py", tmp_path, "--json", "s.json")
+    # The old rules' false "occupied" and "missing" on these photos are gone.
+    assert "false reports where none is right: none" in out
+    saved = json.loads((tmp_path / "s.json").read_text())
+    said = {case["id"]: case["said"] for case in saved["cases"] if not case["skipped"]}
+    assert said["man_and_tie"] == [] and said["cat_photo"] == []
+    assert said["no_cup_three_views"] == ["the cup is missing"]
+
+
 @pytest.mark.ros
 @pytest.mark.slow
 def test_bench_graph(tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ def test_own_task_on_the_sim_graph(
     story = "\n".join(lines)
     assert "published on /cowp/situations: 'the can has a hole in its bottom'" in published
     assert send.returncode == 0, story
-    assert "saw: the can has a hole in its bottom" in story
+    assert "saw (operator): the can has a hole in its bottom" in story
     assert "outcome: completed: used a jug instead of the can" in story
     assert "water_plant__can_as_jug(jug_1, plant_spot_1)" in story
     assert "walk_to(shelf_1, sink_1)" in story

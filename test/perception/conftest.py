@@ -54,6 +54,13 @@ def coffee() -> np.ndarray:
 
 
 @pytest.fixture(scope="session")
+def astronaut() -> np.ndarray:
+    """skimage's astronaut photo (BGR): a portrait, no cup (the model finds nothing)."""
+    data = pytest.importorskip("skimage.data")
+    return cv2.cvtColor(data.astronaut(), cv2.COLOR_RGB2BGR)
+
+
+@pytest.fixture(scope="session")
 def bus() -> np.ndarray:
     """ultralytics' bus.jpg: people in front of a bus, no cup."""
     return _ultralytics_asset("bus.jpg")
@@ -65,29 +72,18 @@ def zidane() -> np.ndarray:
     return _ultralytics_asset("zidane.jpg")
 
 
-# The right-hand man of zidane.jpg, as the model boxes him (person 0.90).
-ZIDANE_PERSON_BOX = (723, 47, 1151, 708)
-# Where, and how tall, his crop goes inside coffee.jpg's cup box (cup 0.66 at
-# [150, 24, 428, 307]): at this spot the weak model still finds both the cup and him.
-PASTE_TOP_LEFT = (150, 174)
-PASTE_HEIGHT = 130
-
-
 @pytest.fixture(scope="session")
-def cup_with_person_inside(coffee: np.ndarray, zidane: np.ndarray) -> np.ndarray:
-    """A composite of two real photos: a real person crop pasted inside the cup's box.
+def cup_with_person_inside() -> np.ndarray:
+    """A composite of two real photos: a real person crop pasted inside the cup's box
+    (what the camera scenario streams too, `cowp_ros/sim/composites.py`).
 
     Stands in for "a fork in the cup": no photo of cutlery in a cup is installable
     here, and YOLOv3-tiny does not find the cup once a large object covers its middle.
     """
-    x1, y1, x2, y2 = ZIDANE_PERSON_BOX
-    crop = zidane[y1:y2, x1:x2]
-    scale = PASTE_HEIGHT / crop.shape[0]
-    crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    left, top = PASTE_TOP_LEFT
-    composite = coffee.copy()
-    composite[top : top + crop.shape[0], left : left + crop.shape[1]] = crop
-    return composite
+    pytest.importorskip("ultralytics", reason=ULTRALYTICS_ASSETS_MISSING)
+    from cowp_ros.sim.composites import person_in_coffee_cup
+
+    return person_in_coffee_cup()
 
 
 @pytest.fixture(scope="session")

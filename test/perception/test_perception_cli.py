@@ -21,24 +21,32 @@ def test_detect_prints_detections_situations_and_writes_annotated_images(
     tmp_path: Path,
     coffee: np.ndarray,
     bus: np.ndarray,
+    zidane: np.ndarray,
+    astronaut: np.ndarray,
     cup_with_person_inside: np.ndarray,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # PNG keeps the composite's pixels exact (JPEG would re-encode them).
+    names = ["coffee", "bus", "zidane", "astronaut", "cup_with_person"]
+    frames = [coffee, bus, zidane, astronaut, cup_with_person_inside]
     images = [
-        write(tmp_path / "coffee.png", coffee),
-        write(tmp_path / "bus.png", bus),
-        write(tmp_path / "cup_with_person.png", cup_with_person_inside),
+        write(tmp_path / f"{name}.png", frame) for name, frame in zip(names, frames, strict=True)
     ]
     out = tmp_path / "out"
     argv = ["detect", *map(str, images), "--backend", "onnxruntime", "--target", "cup_1"]
     assert main([*argv, "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    sections = printed.split(str(tmp_path))
-    coffee_text, bus_text, composite_text = sections[1], sections[3], sections[5]
-    assert "cup 0.6" in coffee_text and "none, the cup is in view and free" in coffee_text
-    assert "bus 0." in bus_text and "situation: the cup is missing" in bus_text
-    assert "situation: the cup is occupied: a person in it" in composite_text
+    text = {
+        name: section
+        for name, section in zip(names, printed.split(f"{tmp_path}/")[1::2], strict=True)
+    }
+    assert "cup 0.6" in text["coffee"] and "none, the cup is in view and free" in text["coffee"]
+    # Each photo without a cup is one more view of evidence; the third makes it missing.
+    assert "bus 0." in text["bus"]
+    assert "not in view: the cup is missing only at confidence 0.50" in text["bus"]
+    assert "only at confidence 0.75" in text["zidane"]
+    assert "situation: the cup is missing (confidence 0.88)" in text["astronaut"]
+    assert "situation: the cup is occupied: a person in it" in text["cup_with_person"]
     for image in images:
         drawn = cv2.imread(str(out / f"{image.stem}.detections.jpg"))
         assert drawn is not None and drawn.shape[:2] == cv2.imread(str(image)).shape[:2]

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -28,13 +29,25 @@ FPS = 3.0  # slow enough that a busy 2-core machine still sees every phase
 
 @pytest.fixture
 def real_image_bag(
-    tmp_path: Path, coffee: np.ndarray, cup_with_person_inside: np.ndarray, bus: np.ndarray
+    tmp_path: Path,
+    coffee: np.ndarray,
+    cup_with_person_inside: np.ndarray,
+    bus: np.ndarray,
+    zidane: np.ndarray,
+    astronaut: np.ndarray,
 ) -> Path:
+    """A free cup, the cup with something in it, then views with no cup at all.
+
+    The last phase is distinct views (the camera looking around), as "missing" needs:
+    the same picture again is no new evidence. Eight views, of which the node needs
+    three, so frames it drops under load cannot take the evidence away.
+    """
     from cowp_ros.ros.bags import write_image_bag
 
-    phases = [coffee, cup_with_person_inside, bus]
-    frames = [frame for frame in phases for _ in range(FRAMES_PER_PHASE)]
-    return write_image_bag(tmp_path / "wrist_camera", frames, fps=FPS)
+    views = [bus, zidane, astronaut]
+    views += [cv2.flip(view, 1) for view in views] + [cv2.flip(bus, 0), cv2.flip(zidane, 0)]
+    frames = [frame for phase in (coffee, cup_with_person_inside) for frame in [phase] * 8]
+    return write_image_bag(tmp_path / "wrist_camera", [*frames, *views], fps=FPS)
 
 
 def stop(process: subprocess.Popen[str]) -> int:
@@ -153,6 +166,10 @@ def test_replayed_real_images_give_detections_and_situations(
     log = (real_image_bag.parent / "situation_detector.log").read_text()
     assert exit_code == 0, log
     assert "Traceback" not in log and "ERROR" not in log, log
+    # At start-up it named the plan objects it can never see, by kind.
+    assert "cannot watch plan objects" in log and "faucet (faucet_1)" in log, log
+    unwatched = log.split("cannot watch")[1].splitlines()[0]
+    assert "table_1" not in unwatched and "sofa_1" not in unwatched, unwatched
 
     # Detections: frames the node could not keep up with are dropped by design (how many
     # depends on the machine's load), but the last one is always detected.
@@ -166,8 +183,8 @@ def test_replayed_real_images_give_detections_and_situations(
     # Situations: occupied while the person crop sits in the cup, then missing; once each.
     summary = [(s.object, s.text, s.source) for s in listener.situations]
     assert summary == [
-        ("cup_1", "the cup is occupied: a person in it", "detector"),
-        ("cup_1", "the cup is missing", "detector"),
+        ("cup_1", "the cup is occupied: a person in it", "situation_detector"),
+        ("cup_1", "the cup is missing", "situation_detector"),
     ], summary
     for situation in listener.situations:
         assert 0.3 <= situation.confidence <= 1.0
@@ -184,6 +201,34 @@ def test_replayed_real_images_give_detections_and_situations(
     assert listener.annotated, "no annotated image"
     assert listener.annotated[0].encoding == "bgr8"
     assert (listener.annotated[0].width, listener.annotated[0].height) in {(600, 400), (810, 1080)}
+
+
+def test_the_node_says_when_no_frames_arrive(default_model: Path, tmp_path: Path) -> None:
+    """A camera that is not publishing is a warning line each stats period, naming the
+    topic, as perception nodes report stalled input."""
+    log_path = tmp_path / "situation_detector.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "cowp_ros.ros.nodes.situation_detector",
+                "--ros-args", "-p", "stats_period_s:=0.5",
+                "-p", "image_topic:=/nobody_publishes_here/image_raw",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        try:
+            # Start-up (imports, model load) takes seconds; wait for the line itself.
+            deadline = time.monotonic() + 120.0
+            while "no frames on" not in log_path.read_text() and time.monotonic() < deadline:
+                assert process.poll() is None, log_path.read_text()
+                time.sleep(0.2)
+        finally:
+            assert stop(process) == 0, log_path.read_text()
+    text = log_path.read_text()
+    assert "no frames on /nobody_publishes_here/image_raw (image_qos reliable) for" in text, text
+    assert "Traceback" not in text
 
 
 def test_node_refuses_bad_parameters_with_a_clear_message(default_model: Path) -> None:

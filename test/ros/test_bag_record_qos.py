@@ -157,3 +157,97 @@ def test_bag_qos_keeps_the_policies_replay_adapts_to() -> None:
     assert mixed.reliability == ReliabilityPolicy.BEST_EFFORT
     assert mixed.durability == DurabilityPolicy.VOLATILE
     assert replay_qos([], 10).reliability == ReliabilityPolicy.RELIABLE
+
+
+def test_a_best_effort_publisher_found_after_the_recording_began_is_recorded(
+    lone_node: Callable[[str], Node], tmp_path: Path
+) -> None:
+    """The recording subscribed reliable before anyone published; a camera driver with
+    sensor-data QoS that comes later is matched once the recorder adapts."""
+    topic = _topic()
+    recorder_node = lone_node("qos_recorder")
+    recorder = BagRecorder(recorder_node, tmp_path / "bag", {topic: STRING})
+    talker = lone_node("late_best_effort_talker")
+    publisher = talker.create_publisher(
+        String, topic, QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
+    )
+    adapted: list[str] = []
+    try:
+
+        def heard() -> bool:
+            adapted.extend(recorder.adapt())
+            publisher.publish(String(data="frame"))  # best effort: any one may be lost
+            return recorder.counts[topic] > 0
+
+        _spin_until(recorder_node, heard)
+    finally:
+        recorder.close()
+    assert adapted == [topic]
+    assert [r.topic for r in read_bag(tmp_path / "bag")][:1] == [topic]
+
+
+def test_record_starts_on_the_stacks_topics_without_waiting_for_publishers(
+    lone_node: Callable[[str], Node], tmp_path: Path
+) -> None:
+    """Nothing publishes yet, and discovery may take all the time it likes: the
+    recording of the stack's own topics begins at once and takes what comes next, the
+    task outcome (transient local) included; `cowp bag info` reads it back."""
+    import threading
+
+    from cowp_interfaces.msg import Situation, TaskOutcome
+    from cowp_ros.ros.bag_info import format_bag_info, read_bag_info
+    from cowp_ros.ros.bags import record_live
+    from cowp_ros.ros.names import SITUATIONS_TOPIC, TASK_OUTCOMES_TOPIC
+    from cowp_ros.ros.result_delivery import OUTCOMES_QOS
+
+    said: list[str] = []
+    recording, stop = threading.Event(), threading.Event()
+
+    def say(line: str) -> None:
+        said.append(line)
+        if line.startswith("recording"):
+            recording.set()
+
+    counts: dict[str, int] = {}
+    recorder = threading.Thread(
+        target=lambda: counts.update(
+            record_live(
+                tmp_path / "bag",
+                [SITUATIONS_TOPIC, TASK_OUTCOMES_TOPIC],
+                storage="sqlite3",
+                duration_s=None,
+                discovery_timeout_s=3600.0,  # a wait for discovery would hang the test
+                stop=stop,
+                say=say,
+            )
+        )
+    )
+    recorder.start()
+    try:
+        assert recording.wait(WITHIN_S), said
+        talker = lone_node("stack_talker")
+        situations = talker.create_publisher(Situation, SITUATIONS_TOPIC, 10)
+        outcomes = talker.create_publisher(TaskOutcome, TASK_OUTCOMES_TOPIC, OUTCOMES_QOS)
+        deadline = time.monotonic() + WITHIN_S
+        while time.monotonic() < deadline and (
+            situations.get_subscription_count() == 0 or outcomes.get_subscription_count() == 0
+        ):
+            time.sleep(0.05)
+        situations.publish(Situation(text="the cup is dirty", object="cup_1"))
+        outcomes.publish(TaskOutcome(outcome="completed"))
+        from rclpy.duration import Duration
+
+        assert situations.wait_for_all_acked(Duration(seconds=WITHIN_S))
+        assert outcomes.wait_for_all_acked(Duration(seconds=WITHIN_S))
+    finally:
+        stop.set()
+        recorder.join(timeout=WITHIN_S)
+    assert counts == {SITUATIONS_TOPIC: 1, TASK_OUTCOMES_TOPIC: 1}, said
+    info = read_bag_info(tmp_path / "bag")
+    assert [(t.topic, t.msgtype, t.messages) for t in info.topics] == [
+        (SITUATIONS_TOPIC, "cowp_interfaces/msg/Situation", 1),
+        (TASK_OUTCOMES_TOPIC, "cowp_interfaces/msg/TaskOutcome", 1),
+    ]
+    assert info.topics[1].qos == ("reliable, transient local, keep last 8",)
+    printed = format_bag_info(info)
+    assert "2 topic(s), 2 message(s)" in printed and "duration:" in printed

@@ -7,11 +7,13 @@ says so when nothing runs."""
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from rclpy.action import CancelResponse
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from cowp_interfaces.action import RunTask
 from cowp_interfaces.msg import Situation
@@ -19,6 +21,7 @@ from cowp_ros.cowp.driver import Outcome
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.clients.graph_verbs import cancel_running_task, publish_situation
 from cowp_ros.ros.clients.task_client import TaskClient
+from cowp_ros.ros.matching import compatible_subscriptions, everyone_matched
 from cowp_ros.ros.names import RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.result_delivery import ResultAwareActionServer
 
@@ -42,6 +45,58 @@ def test_the_situation_has_arrived_when_the_verb_returns(lone_node) -> None:
     assert [(m.text, m.object, m.source) for m in heard] == [
         ("the cup is dirty", "cup_1", "person")
     ]
+
+
+def test_every_listener_the_graph_shows_hears_it_a_recorder_too(lone_node) -> None:
+    """The task manager and a recorder, each in a program of its own: the verb waits
+    until it matched both, not only the first it found."""
+    heard: dict[str, list[Situation]] = {"task_manager": [], "recorder": []}
+    listeners = []
+    for name, inbox in heard.items():
+        listener = lone_node(name)
+        listener.create_subscription(Situation, SITUATIONS_TOPIC, inbox.append, 10)
+        listeners.append(listener)
+    matched, seen = publish_situation(
+        "the cup is dirty", about="cup_1", source="person", confidence=0.9, wait_s=30.0
+    )
+    assert (matched, seen) == (2, 2)
+    for listener in listeners:
+        executor = SingleThreadedExecutor(context=listener.context)
+        executor.add_node(listener)
+        deadline = time.monotonic() + 10.0
+        while not heard[listener.get_name()] and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.1)
+        executor.shutdown()
+    assert {name: [m.text for m in inbox] for name, inbox in heard.items()} == {
+        "task_manager": ["the cup is dirty"],
+        "recorder": ["the cup is dirty"],
+    }
+
+
+class FakeGraph:
+    """What a publisher's node shows of the graph: the subscriptions on the topic."""
+
+    def __init__(self, profiles: list[Any]) -> None:
+        self.profiles = profiles
+
+    def get_subscriptions_info_by_topic(self, _topic: str) -> list[Any]:
+        return [SimpleNamespace(qos_profile=profile) for profile in self.profiles]
+
+
+def test_a_publisher_waits_for_each_compatible_subscriber_it_sees() -> None:
+    reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    best_effort = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+    publisher = SimpleNamespace(qos_profile=best_effort, get_subscription_count=lambda: 1)
+    # Two readers seen, one matched so far: not yet.
+    graph = FakeGraph([best_effort, best_effort])
+    assert not everyone_matched(graph, "/t", publisher)  # type: ignore[arg-type]
+    # A reliable reader can never match a best-effort publisher: not waited for.
+    graph = FakeGraph([best_effort, reliable])
+    assert compatible_subscriptions(graph, "/t", publisher) == 1  # type: ignore[arg-type]
+    assert everyone_matched(graph, "/t", publisher)  # type: ignore[arg-type]
+    # Nobody matched is never "everyone", even with nobody seen yet.
+    lonely = SimpleNamespace(qos_profile=best_effort, get_subscription_count=lambda: 0)
+    assert not everyone_matched(FakeGraph([]), "/t", lonely)  # type: ignore[arg-type]
 
 
 def test_nobody_listening_is_an_error_that_says_so() -> None:

@@ -37,10 +37,16 @@ def verdict(**calibrated: typing.Any) -> MonitorVerdict:
 
 EXAMPLES: list[tuple[ev.LoopEvent, EventKind, str, dict[str, typing.Any]]] = [
     (
-        ev.Saw(Situation("the cup is dirty", "cup_1", 0.9, "detector"), 2),
+        ev.Saw(Situation("the cup is dirty", "cup_1", 0.9, "situation_detector"), 2),
         EventKind.SITUATION,
-        "saw: the cup is dirty (before step 2)",
+        "saw (situation_detector): the cup is dirty (before step 2)",
         {"situation": "the cup is dirty", "before_step": 2, "object": "cup_1", "confidence": 0.9},
+    ),
+    (
+        ev.Saw(Situation("the cup is dirty", source="sim"), 3),
+        EventKind.SITUATION,
+        "saw: the cup is dirty (before step 3)",
+        {"situation": "the cup is dirty", "before_step": 3},
     ),
     (
         ev.Saw(Situation("the cup is dirty"), 1),

@@ -17,6 +17,7 @@ from rclpy.duration import Duration
 from cowp_interfaces.msg import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.ros import handshake
+from cowp_ros.ros.matching import compatible_subscriptions, everyone_matched
 from cowp_ros.ros.names import RUN_TASK_ACTION, SITUATIONS_TOPIC
 from cowp_ros.ros.own_node import OwnNode
 from cowp_ros.ros.waiting import WaitEnd
@@ -24,16 +25,25 @@ from cowp_ros.ros.waiting import WaitEnd
 
 def publish_situation(
     text: str, *, about: str, source: str, confidence: float, wait_s: float
-) -> None:
-    """Publish one situation once a subscriber (the task manager) listens."""
+) -> tuple[int, int]:
+    """Publish one situation once every listener the graph shows (the task manager, a
+    recorder) has matched, within `wait_s`; (listeners matched, listeners seen)."""
     with OwnNode("cowp_situation_publisher") as graph:
         publisher = graph.node.create_publisher(Situation, SITUATIONS_TOPIC, 10)
+        deadline = time.monotonic() + wait_s
         if not graph.spin_until(lambda: publisher.get_subscription_count() > 0, wait_s):
             raise CowpError(
                 f"nobody listens on {SITUATIONS_TOPIC} after {wait_s:.0f} s",
                 hint="start the graph first (cowp bringup --profile sim) with the same "
                 "ROS_DOMAIN_ID",
             )
+        # One listener matched is not all: a recorder found later would miss it.
+        graph.spin_until(
+            lambda: everyone_matched(graph.node, SITUATIONS_TOPIC, publisher),
+            max(0.0, deadline - time.monotonic()),
+        )
+        matched = publisher.get_subscription_count()
+        seen = max(matched, compatible_subscriptions(graph.node, SITUATIONS_TOPIC, publisher))
         message = Situation(text=text, object=about, source=source, confidence=confidence)
         message.header.stamp = graph.node.get_clock().now().to_msg()
         publisher.publish(message)
@@ -45,6 +55,7 @@ def publish_situation(
                 f"subscriber acknowledged it within {wait_s:.0f} s",
                 hint="the task manager may have missed it: its log says which situations it took",
             )
+    return matched, seen
 
 
 def cancel_running_task(wait_s: float) -> int:

@@ -34,6 +34,7 @@ from cowp_ros.ros.scenario_events import ScenarioReporter
 from cowp_ros.sim.camera_images import load_camera_image
 from cowp_ros.sim.fake_robot import ArmSim, BaseSim, GripperSim
 from cowp_ros.sim.scenario import Scenario, SimObject, load_scenario
+from cowp_ros.sim.step_camera import StepCamera
 from cowp_ros.skills.config import RobotConfig, load_robot_config
 from cowp_ros.skills.object_shapes import OPENABLE
 
@@ -129,12 +130,12 @@ class SimWorld(Node):
         self.dt = 1.0 / params["rate_hz"]
         self._last_tick = time.monotonic()
         self.create_timer(self.dt, self.tick)
+        self.camera: StepCamera | None = None
         if params["publish_camera"]:
             self.camera_pub = self.create_publisher(Image, self.robot.camera.image_topic, 2)
-            self.frames = [load_camera_image(ref) for ref in self.scenario.camera_images]
-            for _, origin in self.frames:
+            self.camera = StepCamera(self.scenario, load_camera_image)
+            for origin in self.camera.origins:
                 self.get_logger().info(f"camera image: {origin}")
-            self.frame_index = 0
             self.create_timer(1.0 / params["camera_rate_hz"], self.publish_frame)
         self.get_logger().info(
             f"scenario '{self.scenario.name}' for task '{self.scenario.task}': "
@@ -176,6 +177,8 @@ class SimWorld(Node):
             # open fingers hold nothing; closed ones keep what they hold on other steps
             self.gripper.object_stop_m = None
         self.events.on_step(step)
+        if self.camera is not None:
+            self.camera.on_step(step.action, arguments)
 
     # ------------------------------------------------------------------ state out
     def tick(self) -> None:
@@ -209,10 +212,9 @@ class SimWorld(Node):
         self.odom_pub.publish(odom)
 
     def publish_frame(self) -> None:
-        if not self.frames:
+        pixels = self.camera.frame() if self.camera is not None else None
+        if pixels is None:
             return
-        pixels, _ = self.frames[self.frame_index % len(self.frames)]
-        self.frame_index += 1
         image = Image()
         image.header.stamp = self.get_clock().now().to_msg()
         image.header.frame_id = "wrist_camera_optical_frame"

@@ -7,12 +7,18 @@ Subscribes:
   camera_info_topic (sensor_msgs/CameraInfo, optional): its frame_id stands in for
       images that carry none;
   current_step_topic (cowp_interfaces/PlanStep, /cowp/current_step): the step the
-      executor runs; its first argument the detector knows is the target object.
+      executor runs; its first argument the detector knows is the target object, and
+      its skill (skills_config) says what the gripper holds: never "missing".
 Publishes:
   detections_topic (cowp_interfaces/DetectionArray, /cowp/detections): every frame;
   annotated_topic (sensor_msgs/Image, bgr8): boxes and situations drawn, for rviz;
   situations_topic (cowp_interfaces/Situation, /cowp/situations): the target object
-      missing or occupied, debounced over frames, source "detector".
+      missing (from distinct views without it) or occupied (a container with something
+      in it, debounced over frames), source "situation_detector".
+
+At start-up the node names the plan objects (watch_objects; else every object of the
+registered tasks' problems) whose class the model does not have: nothing will ever be
+said about them, and the fix is an object_classes entry or another model.
 
 Frames are throttled: callbacks only keep the newest frame, a worker thread detects on
 it at most `max_rate_hz` times a second, and frames that arrive meanwhile are dropped
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,16 +41,22 @@ from cowp_interfaces.msg import Detection as DetectionMsg
 from cowp_interfaces.msg import DetectionArray, PlanStep, Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.perception.annotate import annotate
+from cowp_ros.perception.class_names import ModelClasses
 from cowp_ros.perception.detections import Detection
 from cowp_ros.perception.detectors import BACKENDS, create_detector
 from cowp_ros.perception.image_encoding import bgr8_image_fields, bgr_from_image_bytes
+from cowp_ros.perception.situation_tracker import (
+    SituationTracker,
+    TrackerSettings,
+    view_signature,
+)
 from cowp_ros.perception.situations import (
     DEFAULT_OBJECT_CLASSES,
     ObjectClassMap,
-    SituationDebouncer,
     Target,
-    situations_in_frame,
+    describe_unwatchable,
 )
+from cowp_ros.resources import share_path
 from cowp_ros.ros.names import (
     ANNOTATED_IMAGE_TOPIC,
     CURRENT_STEP_TOPIC,
@@ -54,6 +67,9 @@ from cowp_ros.ros.names import (
 )
 from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.parameters import Param, declare_parameters
+from cowp_ros.skills.held_objects import HeldObjects
+from cowp_ros.skills.roles import registered_skill_map
+from cowp_ros.skills.skill_map import load_skill_map
 
 # The node's parameters; config/situation_detector.yaml shows the same defaults.
 PARAMETERS = (
@@ -107,7 +123,33 @@ PARAMETERS = (
         0.6,
         "share of another object's box inside the target's box that counts as 'in it' (0..1)",
     ),
-    Param("situation_source", "detector", "the source field of published situations"),
+    Param(
+        "missing_view_recall",
+        0.5,
+        "chance the model sees a present target in one view (0..1): each distinct view "
+        "without it adds this much evidence that it is missing",
+    ),
+    Param(
+        "missing_min_confidence",
+        0.85,
+        "confidence at which a target not seen is reported missing (0..1)",
+    ),
+    Param(
+        "skills_config",
+        "",
+        "skills file whose grasp/release steps say what the hand holds ('' = the shipped one)",
+    ),
+    Param(
+        "watch_objects",
+        [""],
+        "plan objects to check the model can watch at start-up ([''] = every object of the "
+        "registered tasks)",
+    ),
+    Param(
+        "situation_source",
+        "situation_detector",
+        "the source field of published situations (the narrative names it: saw (...))",
+    ),
     Param(
         "stats_period_s", 30.0, "seconds between log lines with frame rate and drops (0 = never)"
     ),
@@ -141,15 +183,24 @@ class SituationDetector(Node):
         # The first inference sets up the backend (ultralytics builds its predictor): do it
         # now, so the first camera frame is not the one that pays for it.
         self.detector.detect(np.zeros((self.detector.imgsz, self.detector.imgsz, 3), np.uint8))
-        self.known_classes = set(self.detector.class_names)
+        self.model_classes = ModelClasses(self.detector.class_names)
         self.class_map = ObjectClassMap.from_entries(value["object_classes"])
-        self.fixed_target_class: str = value["target_class"]
-        if self.fixed_target_class and self.fixed_target_class not in self.known_classes:
-            raise CowpError(
-                f"parameter target_class: the model has no class {self.fixed_target_class!r}"
-            )
-        self.debouncer = SituationDebouncer(int(value["window_frames"]), int(value["min_frames"]))
-        self.occupied_min_inside = float(value["occupied_min_inside"])
+        self.fixed_target: Target | None = None
+        if value["target_class"]:
+            spelled = self.model_classes.spelling(value["target_class"])
+            if spelled is None:
+                raise CowpError(
+                    f"parameter target_class: the model has no class {value['target_class']!r}",
+                    hint=f"its classes: {', '.join(self.detector.class_names)}",
+                )
+            self.fixed_target = Target(spelled, spelled)
+        self.tracker = SituationTracker(_tracker_settings(value))
+        self.hand = HeldObjects(
+            registered_skill_map(
+                load_skill_map(Path(value["skills_config"] or share_path("config", "skills.yaml")))
+            )[0]
+        )
+        self.held: str | None = None
         self.situation_source: str = value["situation_source"]
         self.min_period_s = 1.0 / value["max_rate_hz"] if value["max_rate_hz"] > 0 else 0.0
         self.target: Target | None = None
@@ -180,15 +231,23 @@ class SituationDetector(Node):
         self.create_subscription(PlanStep, value["current_step_topic"], self.on_step, 10)
 
         self._worker.start()
+        self._image_source = f"{value['image_topic']} (image_qos {value['image_qos']})"
         if value["stats_period_s"] > 0:
-            self._stats_since = time.monotonic()
+            self._stats_since = self._heard_at = time.monotonic()
             self.create_timer(float(value["stats_period_s"]), self._log_stats)
         self.get_logger().info(
             f"{self.detector.backend} on {self.detector.model_path.name} "
             f"at {self.detector.imgsz} px; "
             f"images from {value['image_topic']}; target: "
-            f"{self.fixed_target_class or 'from ' + value['current_step_topic']}"
+            f"{value['target_class'] or 'from ' + value['current_step_topic']}"
         )
+        unwatchable = self.class_map.unwatchable(_plan_objects(value), self.model_classes)
+        if unwatchable:
+            self.get_logger().warning(
+                f"cannot watch plan objects of {len(unwatchable)} kinds, the model has no "
+                f"class for them: {describe_unwatchable(unwatchable)} (map a kind to a class "
+                "the model has with object_classes, or use a model that knows it)"
+            )
 
     @staticmethod
     def _validate(value: dict[str, Any]) -> None:
@@ -200,7 +259,12 @@ class SituationDetector(Node):
         for name in ("window_frames", "min_frames", "imgsz"):
             if not isinstance(value[name], int) or value[name] < 1:
                 raise CowpError(f"parameter {name} must be a positive integer, got {value[name]!r}")
-        for name in ("confidence_threshold", "occupied_min_inside"):
+        for name in (
+            "confidence_threshold",
+            "occupied_min_inside",
+            "missing_view_recall",
+            "missing_min_confidence",
+        ):
             if not 0.0 <= float(value[name]) <= 1.0:
                 raise CowpError(f"parameter {name} must be between 0 and 1, got {value[name]!r}")
         if value["image_qos"] not in {"reliable", "best_effort"}:
@@ -238,24 +302,20 @@ class SituationDetector(Node):
         if step == self.last_step:
             return  # the same step announced again
         self.last_step = step
-        object_name = self.class_map.target_in_step(list(msg.arguments), self.known_classes)
-        self.step_target = (
-            Target(object_name, self.class_map.class_for(object_name)) if object_name else None
-        )
+        self.held = self.hand.step(msg.action, list(msg.arguments))
+        self.step_target = self.class_map.target_in_step(list(msg.arguments), self.model_classes)
         if self.step_target is None:
             self.get_logger().info(f"step {step}: no object the detector knows; no situations")
         else:
             self.get_logger().info(
                 f"step {step}: watching {self.step_target.object_name} "
-                f"({self.step_target.class_name})"
+                f"({self.step_target.class_name})" + (f"; holding {self.held}" if self.held else "")
             )
 
     # --- detection (worker thread) ------------------------------------------------------
 
     def _current_target(self) -> Target | None:
-        if self.fixed_target_class:
-            return Target(self.fixed_target_class, self.fixed_target_class)
-        return self.step_target
+        return self.fixed_target or self.step_target
 
     def _detect_loop(self) -> None:
         last_start = 0.0
@@ -294,12 +354,16 @@ class SituationDetector(Node):
 
         target = self._current_target()
         if target != self.target:
-            self.debouncer.reset()  # evidence about the old target says nothing of the new
+            self.tracker.reset()  # evidence about the old target says nothing of the new
             self.target = target
-        frame_situations = (
-            situations_in_frame(detections, target, self.occupied_min_inside) if target else []
+        frame_situations, reports = (
+            self.tracker.update(
+                detections, target, view_signature(frame), held=target.object_name == self.held
+            )
+            if target
+            else ([], [])
         )
-        for report in self.debouncer.update(frame_situations):
+        for report in reports:
             self.situations_publisher.publish(
                 Situation(
                     header=header,
@@ -346,9 +410,15 @@ class SituationDetector(Node):
             )
             self.frames_received = self.frames_dropped = self.frames_detected = 0
         if received:
+            self._heard_at = now
             self.get_logger().info(
                 f"{received / elapsed:.1f} frames/s in, {detected / elapsed:.1f} detected/s, "
                 f"{dropped} dropped to keep up"
+            )
+        else:  # a camera that stopped (or never started) is said, not silently waited for
+            self.get_logger().warning(
+                f"no frames on {self._image_source} for {now - self._heard_at:.0f} s: is the "
+                "camera publishing, with a QoS this subscription matches?"
             )
 
     def destroy_node(self) -> None:
@@ -358,6 +428,29 @@ class SituationDetector(Node):
         if self._worker.is_alive():
             self._worker.join(timeout=5.0)
         super().destroy_node()
+
+
+def _tracker_settings(value: dict[str, Any]) -> TrackerSettings:
+    return TrackerSettings(
+        window_frames=int(value["window_frames"]),
+        min_frames=int(value["min_frames"]),
+        occupied_min_inside=float(value["occupied_min_inside"]),
+        missing_view_recall=float(value["missing_view_recall"]),
+        missing_min_confidence=float(value["missing_min_confidence"]),
+    )
+
+
+def _plan_objects(value: dict[str, Any]) -> list[str]:
+    """The objects a plan may name: the parameter's, else the registered tasks' own."""
+    named = [name for name in value["watch_objects"] if name]
+    if named:
+        return named
+    from cowp_ros.tasks import all_tasks
+
+    objects: set[str] = set()
+    for spec in all_tasks().values():
+        objects |= spec.load().problem_object_names
+    return sorted(objects)
 
 
 def _detection_msg(detection: Detection) -> DetectionMsg:
