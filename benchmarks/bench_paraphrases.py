@@ -22,13 +22,17 @@ rewordings and on their canonical sentences, and the model time per decision (p5
 p95: the seconds of the questions the decision asked, as the method reports them). No
 answer cache by default (`--cache` to use it): a cached answer takes no time, and the
 run-to-run drift of the model's scores is part of what flips. Thresholds are never
-chosen here, and the test split is for reporting only.
+chosen here, and the test split is for reporting only. With `--again` each canonical
+sentence is asked once more at the end by fresh reasoners (row `canonical_again`): the
+flip rate of the same words is the floor under the rewordings', the drift of the model's
+scores near a cut.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import shlex
 import subprocess
@@ -68,6 +72,10 @@ from cowp_ros.tasks.phrases import ActionPhrases
 HERE = Path(__file__).resolve().parent
 PARAPHRASES = {split: HERE / "paraphrases" / f"{split}.yaml" for split in ("dev", "test")}
 CANONICAL = "canonical"
+AGAIN = "canonical_again"
+"""The canonical sentence asked once more, by a fresh set of reasoners after every other
+item (`--again`): how often its own decision flips between two asks is the floor under a
+rewording's flip rate (the run-to-run drift of the model's scores near a cut)."""
 
 
 @dataclass
@@ -213,11 +221,11 @@ def summarise(items: Sequence[Decided]) -> dict[str, Any]:
         "errors": sum(1 for i in items if i.blocks is None),
     }
     kinds: dict[str, Any] = {}
-    for kind in (*REWORDING_KINDS, "all"):
+    for kind in (*REWORDING_KINDS, "all", AGAIN):
         group = [
             i
             for i in decided
-            if i.kind != CANONICAL and (kind == "all" or i.kind == kind)
+            if (i.kind not in (CANONICAL, AGAIN) and kind == "all") or i.kind == kind
             if canonical[(i.task, i.group)].blocks is not None
         ]
         if not group:
@@ -270,9 +278,11 @@ def summary_line(split: str, summary: dict[str, Any], groups: int) -> str:
     if everything is None or not canonical["accuracy"]["n"]:
         return f"paraphrases {split}: no decision made ({summary['errors']} errors)"
     seconds = everything["model_seconds"]
+    again = summary["kinds"].get(AGAIN)
+    floor = f" (canonical asked again: {again['flip_rate']['pct']} %)" if again else ""
     return (
         f"paraphrases {split}: {everything['rewordings']} rewordings of {groups} canonical "
-        f"sentences: flip rate {everything['flip_rate']['pct']} %, accuracy "
+        f"sentences: flip rate {everything['flip_rate']['pct']} %{floor}, accuracy "
         f"{everything['accuracy']['pct']} % on the rewordings vs "
         f"{canonical['accuracy']['pct']} % canonical, model time p50 "
         f"{seconds.get('p50', '-')} s / p95 {seconds.get('p95', '-')} s per decision, "
@@ -291,6 +301,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--method",
         default=DEFAULT_METHOD,
         help=f"the situation method (default: the project's default, {DEFAULT_METHOD})",
+    )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="ask each canonical sentence once more at the end, with fresh reasoners: its "
+        "own flip rate is the run-to-run floor under the rewordings'",
     )
     parser.add_argument("--limit", type=int, help="only the first N groups")
     parser.add_argument("--json", type=Path, help="write the items and the summary here")
@@ -326,6 +342,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for item in items:
                     decide(monitors, item)
                     print(line_of(item))
+                if args.again:
+                    again = TaskMonitors(args.method, model)
+                    for first in [i for i in items if i.kind == CANONICAL]:
+                        item = dataclasses.replace(first, kind=AGAIN, blocks=None, error="")
+                        decide(again, item)
+                        print(line_of(item))
+                        items.append(item)
                 name = model.name
     except CowpError as err:
         print(f"error: {err}", file=sys.stderr)

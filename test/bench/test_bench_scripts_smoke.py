@@ -212,11 +212,12 @@ def test_bench_executors(tmp_path: Path) -> None:
 
 
 def test_bench_paraphrases(tmp_path: Path) -> None:
-    out = smoke("bench_paraphrases.py", tmp_path, "--json", "paraphrases.json")
+    out = smoke("bench_paraphrases.py", tmp_path, "--json", "paraphrases.json", "--again")
     assert out.splitlines()[-1].startswith("paraphrases dev: 8 rewordings of 2 canonical")
     assert "| all | 8 |" in out
     kept = json.loads((tmp_path / "paraphrases.json").read_text())
     assert "bench_paraphrases.py --smoke" in kept["command"] and kept["commit"]
-    assert kept["split"] == "dev" and len(kept["items"]) == 10
+    assert kept["split"] == "dev" and len(kept["items"]) == 12  # 2 canonical asked again
+    assert "| canonical_again | 2 |" in out
     assert {i["kind"] for i in kept["items"]} >= {"canonical", "verb", "failed_action"}
     assert all(i["blocks"] is not None for i in kept["items"])

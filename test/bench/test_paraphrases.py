@@ -24,7 +24,7 @@ from cowp_ros.tasks import split_tasks
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_grounded_thresholds import NEAR_MISSES, split_items
-from bench_paraphrases import PARAPHRASES, Decided, summarise
+from bench_paraphrases import AGAIN, PARAPHRASES, Decided, summarise
 
 needs_dataset = pytest.mark.skipif(
     not (DATASET / "situations.json").is_file(), reason="the public dataset is not here"
@@ -165,6 +165,8 @@ def test_the_summary_counts_flips_against_the_canonical_decision_not_the_label()
         decided("verb", 2, False, False),  # flips, and is right
         decided("verb", 2, False, True),  # same as its canonical, wrong
         decided("length", 2, False, None),  # failed: counted as an error only
+        decided(AGAIN, 1, True, True),  # the same words, the same decision
+        decided(AGAIN, 2, False, False),  # the same words flip: drift near the cut
     ]
     summary = summarise(items)
     verb = summary["kinds"]["verb"]
@@ -177,6 +179,8 @@ def test_the_summary_counts_flips_against_the_canonical_decision_not_the_label()
     assert summary["canonical"]["accuracy"]["pct"] == 50.0
     assert summary["errors"] == 1
     assert "length" not in summary["kinds"]
+    again = summary["kinds"][AGAIN]
+    assert again["rewordings"] == 2 and again["flip_rate"]["pct"] == 50.0
 
 
 def test_the_packaged_file_paths_are_the_split_files() -> None:
