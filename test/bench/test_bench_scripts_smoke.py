@@ -220,3 +220,15 @@ def test_bench_executors(tmp_path: Path) -> None:
     out = smoke("bench_executors.py", tmp_path, "--json", "runs.json", "--plot", "e.png")
     assert "CPU ratio rclpy / steady" in out
     assert (tmp_path / "runs.json").is_file() and (tmp_path / "e.png").is_file()
+
+
+def test_bench_paraphrases(tmp_path: Path) -> None:
+    out = smoke("bench_paraphrases.py", tmp_path, "--json", "paraphrases.json", "--again")
+    assert out.splitlines()[-1].startswith("paraphrases dev: 8 rewordings of 2 canonical")
+    assert "| all | 8 |" in out
+    kept = json.loads((tmp_path / "paraphrases.json").read_text())
+    assert "bench_paraphrases.py --smoke" in kept["command"] and kept["commit"]
+    assert kept["split"] == "dev" and len(kept["items"]) == 12  # 2 canonical asked again
+    assert "| canonical_again | 2 |" in out
+    assert {i["kind"] for i in kept["items"]} >= {"canonical", "verb", "failed_action"}
+    assert all(i["blocks"] is not None for i in kept["items"])
