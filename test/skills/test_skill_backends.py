@@ -797,6 +797,24 @@ def test_camera_finds_a_reported_class_and_names_a_silent_topic(harness, client,
         thread.join()
 
 
+def test_camera_with_frames_waits_for_the_object_in_that_many_frames(client, robot) -> None:
+    """detect_frames: the step ends only once the detector has reported the object in
+    that many frames since it began (the frames a situation needs, and one more)."""
+    from cowp_interfaces.msg import Detection, DetectionArray
+
+    camera = DetectionCamera(client, f"/frames_{time.monotonic_ns()}", QUICK, frames=3)
+    start = time.monotonic()
+    cup = DetectionArray(detections=[Detection(class_name="cup", confidence=0.6)])
+    plate = DetectionArray(detections=[Detection(class_name="plate", confidence=0.6)])
+    faint = DetectionArray(detections=[Detection(class_name="cup", confidence=0.1)])
+    for message in (cup, plate, faint, cup):
+        camera._on_message(message)
+    assert not camera._seen_since(start, "cup")  # two frames with a cup: one short
+    camera._on_message(cup)
+    assert camera._seen_since(start, "cup")
+    assert not camera._seen_since(time.monotonic(), "cup")  # none since now
+
+
 def _everything(module: str) -> bool:
     return True
 

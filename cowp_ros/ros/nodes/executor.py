@@ -106,6 +106,13 @@ PARAMETERS = (
         "find steps wait for a detection of their object (true) or just go and look (false)",
     ),
     Param(
+        "detect_frames",
+        1,
+        "a verified find step waits for its object in this many of the detector's frames "
+        "(situation_detector's min_frames + 1: what it saw is said before the step ends)",
+        positive,
+    ),
+    Param(
         "look_with_depth",
         False,
         "a pick looks where its object should be with the wrist depth camera (robot.yaml "
@@ -157,6 +164,7 @@ class SkillExecutor(ActionNode):
             timeouts,
             self.group,
             verify_detections=bool(value["verify_detections"]),
+            detect_frames=int(value["detect_frames"]),
             look_with_depth=bool(value["look_with_depth"]),
             look_with_detections=bool(value["look_with_detections"]),
             detection_classes=skill_map.detection_classes,

@@ -3,6 +3,11 @@
 Only used when the executor's verify_detections parameter is true: with a weak
 detector (FACTS.md: YOLOv3-tiny) a find step that insists on a detection fails more
 often than the robot does, so by default a find step goes to the place and looks.
+
+With `frames` above one (the executor's detect_frames), the step waits until the
+detector has reported the object in that many frames: as many as the detector needs to
+report a situation about it (situation_detector's min_frames), and one more, so that
+what it saw there is said before the step ends, however slowly the detector keeps up.
 """
 
 from __future__ import annotations
@@ -29,10 +34,12 @@ class DetectionCamera:
         callback_group: CallbackGroup | None = None,
         *,
         min_confidence: float = 0.25,
+        frames: int = 1,
     ) -> None:
         self.topic = topic
         self.timeouts = timeouts
         self.min_confidence = min_confidence
+        self.frames = max(1, frames)
         self.description = f"detections on {topic}"
         self.signal = Signal()
         self._lock = threading.Lock()
@@ -50,8 +57,10 @@ class DetectionCamera:
         self.signal.notify()
 
     def _seen_since(self, since: float, class_name: str) -> bool:
+        """The detector reported `class_name` in `frames` frames since `since`."""
         with self._lock:
-            return any(t >= since and class_name in c for t, c in self._seen)
+            seen = sum(1 for t, c in self._seen if t >= since and class_name in c)
+        return seen >= self.frames
 
     def find(self, class_name: str, cancel: threading.Event) -> MotionResult:
         wanted = class_name.lower()
@@ -64,7 +73,8 @@ class DetectionCamera:
             silence_s=self.timeouts.topic_s,
         )
         if end is WaitEnd.DONE:
-            return MotionResult.success(f"the detector sees a {wanted}")
+            frames = f" in {self.frames} frames" if self.frames > 1 else ""
+            return MotionResult.success(f"the detector sees a {wanted}{frames}")
         if end is WaitEnd.CANCELED:
             return MotionResult.canceled(f"canceled while looking for a {wanted}")
         if end is WaitEnd.SILENT:
@@ -72,7 +82,8 @@ class DetectionCamera:
                 f"no cowp_interfaces/DetectionArray on {self.topic} for "
                 f"{self.timeouts.topic_s:g} s (is situation_detector running?)"
             )
+        frames = f" in {self.frames} frames" if self.frames > 1 else ""
         return MotionResult.failure(
-            f"the detector did not report a {wanted} on {self.topic} within "
+            f"the detector did not report a {wanted}{frames} on {self.topic} within "
             f"{self.timeouts.detect_s:g} s"
         )

@@ -120,6 +120,7 @@ def build_backends(
     callback_group: CallbackGroup | None,
     *,
     verify_detections: bool,
+    detect_frames: int = 1,
     look_with_depth: bool = False,
     look_with_detections: bool = False,
     detection_classes: Mapping[str, str] | None = None,
@@ -135,7 +136,9 @@ def build_backends(
     tf = _tf_tree(node, robot, callback_group)
     context = BuildContext(node, robot, timeouts, callback_group, arm_joints, gripper_joints, tf)
     camera = (
-        DetectionCamera(node, robot.camera.detections_topic, timeouts, callback_group)
+        DetectionCamera(
+            node, robot.camera.detections_topic, timeouts, callback_group, frames=detect_frames
+        )
         if verify_detections
         else None
     )
