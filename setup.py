@@ -51,6 +51,7 @@ setup(
             "cowp = cowp_ros.cli:main",
             "executor = cowp_ros.ros.nodes.executor:main",
             "situation_detector = cowp_ros.ros.nodes.situation_detector:main",
+            "vlm_checker = cowp_ros.ros.nodes.vlm_checker:main",
             "planner = cowp_ros.ros.nodes.planner:main",
             "commonsense = cowp_ros.ros.nodes.commonsense:main",
             "task_manager = cowp_ros.ros.nodes.task_manager:main",
