@@ -10,11 +10,12 @@ one answer cache), so the delta is never another trial's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from cowp_ros.llm.language_model import Choice, Example, LanguageModel, Usage, YesNo
+from cowp_ros.llm.forwarding import ForwardingModel
+from cowp_ros.llm.language_model import LanguageModel, Usage
 
 T = TypeVar("T")
 
@@ -29,66 +30,35 @@ def usage_delta(after: Usage, before: Usage) -> Usage:
     )
 
 
-class MeteredModel:
+class MeteredModel(ForwardingModel):
     """A `LanguageModel` that forwards to `inner` and keeps its own `usage`."""
 
     def __init__(self, inner: LanguageModel) -> None:
-        self.inner = inner
-        self.usage = Usage()
+        super().__init__(inner)
+        self._usage = Usage()
 
     @property
-    def name(self) -> str:
-        return self.inner.name
+    def inner(self) -> LanguageModel:
+        return self.model
 
-    def _metered(self, ask: Callable[[], T]) -> T:
-        before = replace(self.inner.usage)
+    @property
+    def usage(self) -> Usage:
+        return self._usage
+
+    def _question(self, ask: Callable[[], T]) -> T:
+        before = replace(self.model.usage)
         try:
             return ask()
         finally:
-            self.usage.add(usage_delta(self.inner.usage, before))
-
-    def ask_yes_no(
-        self, question: str, *, system: str | None = None, examples: Sequence[Example] = ()
-    ) -> YesNo:
-        return self._metered(
-            lambda: self.inner.ask_yes_no(question, system=system, examples=examples)
-        )
-
-    def ask_choice(
-        self,
-        question: str,
-        options: Sequence[str],
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-    ) -> Choice:
-        return self._metered(
-            lambda: self.inner.ask_choice(question, options, system=system, examples=examples)
-        )
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-        max_tokens: int = 64,
-    ) -> str:
-        return self._metered(
-            lambda: self.inner.complete(
-                prompt, system=system, examples=examples, max_tokens=max_tokens
-            )
-        )
+            self._usage.add(usage_delta(self.model.usage, before))
 
     def __getattr__(self, name: str) -> Any:
         """Forward the client's other public methods (`rank`, `embed`...), metered."""
-        if name.startswith("_") or name == "inner":
-            raise AttributeError(name)
-        attribute = getattr(self.inner, name)
+        attribute = super().__getattr__(name)
         if not callable(attribute):
             return attribute
 
         def metered(*args: Any, **kwargs: Any) -> Any:
-            return self._metered(lambda: attribute(*args, **kwargs))
+            return self._question(lambda: attribute(*args, **kwargs))
 
         return metered

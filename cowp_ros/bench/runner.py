@@ -62,8 +62,8 @@ from cowp_ros.bench.methods import BenchMethod
 from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
 from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld, senses_only
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import Sampling
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.settings import Sampling
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import Planner, PlanStep

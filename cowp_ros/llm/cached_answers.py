@@ -17,7 +17,7 @@ from cowp_ros.llm.completion import max_answer_chars
 from cowp_ros.llm.settings import LLMSettings
 
 if TYPE_CHECKING:
-    from cowp_ros.llm.client import Sampling
+    from cowp_ros.llm.settings import Sampling
 
 
 def open_cache(settings: LLMSettings, given: AnswerCache | None = None) -> AnswerCache | None:

@@ -23,12 +23,10 @@ that name the server with any key hidden.
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from cowp_ros.errors import CowpError
@@ -37,15 +35,16 @@ from cowp_ros.llm.cached_answers import CachedAnswers, open_cache
 from cowp_ros.llm.completion import (
     ChatReply,
     ReplyError,
-    TokenLogprob,
+    match_option,
     p_yes,
     parse_chat_reply,
     parse_model_ids,
     parse_next_tokens_reply,
     parse_text_reply,
+    parse_yes_no,
 )
 from cowp_ros.llm.language_model import Choice, Example, Usage, YesNo
-from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.settings import LLMSettings, Sampling
 from cowp_ros.llm.transport import LANGUAGE_MODEL, ModelTransport
 
 WARM_QUESTION = "Ready?"
@@ -59,91 +58,7 @@ SYSTEM_PROMPT = (
 )
 """Shared by every kind of question so the server's prompt cache keeps it evaluated."""
 
-YES_WORDS = frozenset({"yes", "yeah", "true", "suitable"})
-NO_WORDS = frozenset({"no", "not", "false", "unsuitable", "never"})
 _TOP_LOGPROBS = 20
-_WORD = re.compile(r"[a-z]+")
-
-
-def parse_yes_no(text: str) -> bool | None:
-    """Read a verdict from free text: the first yes-like or no-like word decides.
-
-    "No, it is not suitable" -> False; "Yes." -> True; "It is not suitable" -> False;
-    "I cannot tell" -> None. Deliberately conservative: anything else is None.
-    """
-    for word in _WORD.findall(text.lower()):
-        if word in NO_WORDS:
-            return False
-        if word in YES_WORDS:
-            return True
-    return None
-
-
-def p_yes_from_top_logprobs(top: Sequence[tuple[Any, Any]]) -> float | None:
-    """P(yes) / (P(yes) + P(no)) over first-token alternatives; None if neither appears
-    or any pair is not a (token, log-probability) (see `completion.p_yes`)."""
-    alternatives = []
-    for token, logprob in top:
-        valid = _valid_alternative(token, logprob)
-        if valid is None:
-            return None
-        alternatives.append(valid)
-    return p_yes(alternatives)
-
-
-def _valid_alternative(token: Any, logprob: Any) -> TokenLogprob | None:
-    if not isinstance(token, str) or isinstance(logprob, bool):
-        return None
-    if not isinstance(logprob, int | float) or math.isnan(logprob) or logprob > 1e-3:
-        return None
-    return TokenLogprob(token, min(float(logprob), 0.0))
-
-
-def match_option(text: str, options: Sequence[str]) -> int | None:
-    """Which option an answer names: exact, then a leading number, then the earliest
-    (and, at the same place, the longest) option mentioned in the text."""
-    cleaned = text.strip().strip(".\"'`*").strip().lower()
-    lowered = [option.strip().lower() for option in options]
-    if cleaned in lowered:
-        return lowered.index(cleaned)
-    number = re.match(r"^\(?(\d+)[).:]?(\s|$)", cleaned)
-    if number and 1 <= int(number.group(1)) <= len(options):
-        return int(number.group(1)) - 1
-    best: tuple[int, int, int] | None = None  # (position, -length, index)
-    for index, option in enumerate(lowered):
-        found = re.search(rf"(?<![a-z]){re.escape(option)}(?![a-z])", cleaned)
-        if found:
-            candidate = (found.start(), -len(option), index)
-            best = candidate if best is None or candidate < best else best
-    return best[2] if best else None
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Sampled answers instead of greedy ones: `temperature` > 0 and the server's `seed`.
-
-    Used by `cowp bench --temperature`, so that repeated trials are samples of the
-    model's answers rather than one answer read again; the seed makes each sample
-    reproducible on a server that honours it (llama.cpp and OpenAI do). The answer cache
-    keys a sampled answer with its temperature and seed, never serving it for a greedy
-    question or another seed's. A yes/no verdict is then the token the server drew;
-    the log-probabilities a method scores with (P(yes), SayCan's skill scores) are the
-    model's distribution and do not change with sampling, so such a method's figures do
-    not vary between samples.
-    """
-
-    temperature: float
-    seed: int
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.temperature) and 0.0 < self.temperature <= 2.0):
-            raise CowpError(
-                f"a sampling temperature must be in (0, 2], not {self.temperature}",
-                hint="greedy answers need no sampling: leave the temperature out",
-            )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"temperature": self.temperature, "seed": self.seed}
 
 
 class OpenAICompatibleModel:
@@ -172,8 +87,9 @@ class OpenAICompatibleModel:
         self.prefix_cached_tokens = 0
         """Prompt tokens the server reused from its prompt cache (when it reports them)."""
         self.dropped_logprobs = 0
-        self.warm_seconds = 0.0  # `warm`'s, not in `usage` (which counts questions)
         """Replies whose log-probabilities were unusable (the text decided instead)."""
+        self.warm_seconds = 0.0
+        """Seconds `warm` took (not in `usage`, which counts questions)."""
         self.answers = CachedAnswers(
             open_cache(settings, cache),
             scope=lambda: settings.cache_scope or f"{self.base_url}|{self.name}",
@@ -223,12 +139,12 @@ class OpenAICompatibleModel:
         reply = self._chat(messages, max_tokens=1, logprobs=True)
         text = reply.text
         probability = p_yes(reply.top)
-        answer: bool | None = (probability >= 0.5) if probability is not None else None
-        if self.sampling is not None:
-            # A sampled answer is the token the server drew, not the likelier one; P(yes)
-            # stays the model's probability (a caller that thresholds it is not sampled).
-            answer = parse_yes_no(text)
-        if answer is None:
+        # A sampled answer is the token the server drew, not the likelier one; P(yes)
+        # stays the model's probability (a caller that thresholds it is not sampled).
+        answer: bool | None = None
+        if probability is not None and self.sampling is None:
+            answer = probability >= 0.5
+        else:
             answer = parse_yes_no(text)
         if answer is None:  # first token was e.g. "The": let it say a few words
             text = self._chat(messages, max_tokens=12, logprobs=False).text

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -298,3 +299,41 @@ def _first_token_alternatives(logprobs: Any) -> tuple[tuple[TokenLogprob, ...], 
     if any(alt is None for alt in alternatives):
         return (), "an alternative is not a (token, log-probability) pair"
     return tuple(alt for alt in alternatives if alt is not None), ""
+
+
+YES_WORDS = frozenset({"yes", "yeah", "true", "suitable"})
+NO_WORDS = frozenset({"no", "not", "false", "unsuitable", "never"})
+_WORD = re.compile(r"[a-z]+")
+
+
+def parse_yes_no(text: str) -> bool | None:
+    """Read a verdict from free text: the first yes-like or no-like word decides.
+
+    "No, it is not suitable" -> False; "Yes." -> True; "It is not suitable" -> False;
+    "I cannot tell" -> None. Deliberately conservative: anything else is None.
+    """
+    for word in _WORD.findall(text.lower()):
+        if word in NO_WORDS:
+            return False
+        if word in YES_WORDS:
+            return True
+    return None
+
+
+def match_option(text: str, options: Sequence[str]) -> int | None:
+    """Which option an answer names: exact, then a leading number, then the earliest
+    (and, at the same place, the longest) option mentioned in the text."""
+    cleaned = text.strip().strip(".\"'`*").strip().lower()
+    lowered = [option.strip().lower() for option in options]
+    if cleaned in lowered:
+        return lowered.index(cleaned)
+    number = re.match(r"^\(?(\d+)[).:]?(\s|$)", cleaned)
+    if number and 1 <= int(number.group(1)) <= len(options):
+        return int(number.group(1)) - 1
+    best: tuple[int, int, int] | None = None  # (position, -length, index)
+    for index, option in enumerate(lowered):
+        found = re.search(rf"(?<![a-z]){re.escape(option)}(?![a-z])", cleaned)
+        if found:
+            candidate = (found.start(), -len(option), index)
+            best = candidate if best is None or candidate < best else best
+    return best[2] if best else None

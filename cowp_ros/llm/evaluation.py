@@ -32,7 +32,8 @@ from typing import Any
 import yaml
 
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import OpenAICompatibleModel, match_option, parse_yes_no
+from cowp_ros.llm.client import OpenAICompatibleModel
+from cowp_ros.llm.completion import match_option, parse_yes_no
 from cowp_ros.llm.language_model import Example
 
 DATASET_ENV = "COWP_DATASET_DIR"

@@ -11,40 +11,36 @@ cancelled it (`stop`): no more of a cancelled request's questions reach the mode
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import LimitError
-from cowp_ros.llm.language_model import Choice, Example, LanguageModel, Usage, YesNo
+from cowp_ros.llm.forwarding import ForwardingModel
+from cowp_ros.llm.language_model import LanguageModel
+
+T = TypeVar("T")
 
 
 class RequestCancelledError(CowpError):
     """The caller cancelled the request whose questions these are."""
 
 
-class QuestionBudget:
+class QuestionBudget(ForwardingModel):
     """`model`, except that question number `limit + 1` raises LimitError, and any
     question once `stop` is set raises RequestCancelledError."""
 
     def __init__(
         self, model: LanguageModel, limit: int, stop: threading.Event | None = None
     ) -> None:
-        self.model = model
+        super().__init__(model)
         self.limit = limit
         self.stop = stop
         self.asked = 0
 
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    @property
-    def usage(self) -> Usage:
-        return self.model.usage
-
-    def __getattr__(self, attribute: str) -> Any:  # base_url and other extras
-        return getattr(self.model, attribute)
+    def _question(self, ask: Callable[[], T]) -> T:
+        self._spend()
+        return ask()
 
     def _spend(self) -> None:
         if self.stop is not None and self.stop.is_set():
@@ -59,31 +55,3 @@ class QuestionBudget:
                 "the limit for one request",
                 hint="send fewer candidates or steps per request",
             )
-
-    def ask_yes_no(
-        self, question: str, *, system: str | None = None, examples: Sequence[Example] = ()
-    ) -> YesNo:
-        self._spend()
-        return self.model.ask_yes_no(question, system=system, examples=examples)
-
-    def ask_choice(
-        self,
-        question: str,
-        options: Sequence[str],
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-    ) -> Choice:
-        self._spend()
-        return self.model.ask_choice(question, options, system=system, examples=examples)
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-        max_tokens: int = 64,
-    ) -> str:
-        self._spend()
-        return self.model.complete(prompt, system=system, examples=examples, max_tokens=max_tokens)

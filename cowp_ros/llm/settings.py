@@ -8,11 +8,15 @@ configured a server, and the stack starts the embedded local model on demand
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+from cowp_ros.errors import CowpError
 
 DEFAULT_CACHE_DIR = Path(os.environ.get("COWP_CACHE_DIR", Path.home() / ".cache" / "cowp_ros"))
 HIDDEN = "***"
@@ -157,3 +161,31 @@ class LLMSettings:
             timeout_s=timeout_s if timeout_s is not None else cls.timeout_s,
             cache_path=cache_path if cache_path is not None else cls.cache_path,
         )
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampled answers instead of greedy ones: `temperature` > 0 and the server's `seed`.
+
+    Used by `cowp bench --temperature`, so that repeated trials are samples of the
+    model's answers rather than one answer read again; the seed makes each sample
+    reproducible on a server that honours it (llama.cpp and OpenAI do). The answer cache
+    keys a sampled answer with its temperature and seed, never serving it for a greedy
+    question or another seed's. A yes/no verdict is then the token the server drew;
+    the log-probabilities a method scores with (P(yes), SayCan's skill scores) are the
+    model's distribution and do not change with sampling, so such a method's figures do
+    not vary between samples.
+    """
+
+    temperature: float
+    seed: int
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.temperature) and 0.0 < self.temperature <= 2.0):
+            raise CowpError(
+                f"a sampling temperature must be in (0, 2], not {self.temperature}",
+                hint="greedy answers need no sampling: leave the temperature out",
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"temperature": self.temperature, "seed": self.seed}

@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import fields, replace
-from typing import Any
+from typing import Any, TypeVar
 
-from cowp_ros.llm.language_model import Choice, Example, LanguageModel, Usage, YesNo
+from cowp_ros.llm.forwarding import ForwardingModel
+from cowp_ros.llm.language_model import LanguageModel, Usage
+
+T = TypeVar("T")
 
 
 class DroppedError(Exception):
@@ -144,23 +147,15 @@ class ModelTurns:
                 self._ready.notify_all()
 
 
-class _Turned:
+class _Turned(ForwardingModel):
     """`model`, each question in a turn of `turns` (of the kind `_held` takes); `spent`
     is what the model spent on these questions, counted inside each turn, so another
     request's question answered between two of them is not counted here."""
 
     def __init__(self, model: LanguageModel, turns: ModelTurns) -> None:
-        self.model = model
+        super().__init__(model)
         self.turns = turns
         self.spent = Usage()
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    @property
-    def usage(self) -> Usage:
-        return self.model.usage
 
     def _held(self) -> contextlib.AbstractContextManager[None]:
         raise NotImplementedError
@@ -174,6 +169,10 @@ class _Turned:
             finally:
                 self.spent.add(_minus(self.model.usage, before))
 
+    def _question(self, ask: Callable[[], T]) -> T:
+        with self._turn():
+            return ask()
+
     @contextlib.contextmanager
     def one_turn(self) -> Iterator[None]:
         """Hold one turn over a few calls: a question and the keeping of its answer, so
@@ -184,7 +183,7 @@ class _Turned:
 
     def __getattr__(self, attribute: str) -> Any:
         """Extras of the model (its URL); its `warm` (reading a prefix) takes a turn too."""
-        found = getattr(self.model, attribute)
+        found = super().__getattr__(attribute)
         if attribute != "warm" or not callable(found):
             return found
 
@@ -193,36 +192,6 @@ class _Turned:
                 return found(*args, **kwargs)
 
         return warm
-
-    def ask_yes_no(
-        self, question: str, *, system: str | None = None, examples: Sequence[Example] = ()
-    ) -> YesNo:
-        with self._turn():
-            return self.model.ask_yes_no(question, system=system, examples=examples)
-
-    def ask_choice(
-        self,
-        question: str,
-        options: Sequence[str],
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-    ) -> Choice:
-        with self._turn():
-            return self.model.ask_choice(question, options, system=system, examples=examples)
-
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-        max_tokens: int = 64,
-    ) -> str:
-        with self._turn():
-            return self.model.complete(
-                prompt, system=system, examples=examples, max_tokens=max_tokens
-            )
 
 
 class Decisive(_Turned):

@@ -24,8 +24,8 @@ from cowp_ros.bench.runner import (
     trial_path,
 )
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import Sampling
 from cowp_ros.llm.scripted import ScriptedModel
+from cowp_ros.llm.settings import Sampling
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task
 

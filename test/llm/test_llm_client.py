@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import SYSTEM_PROMPT, OpenAICompatibleModel, Sampling
+from cowp_ros.llm.client import SYSTEM_PROMPT, OpenAICompatibleModel
 from cowp_ros.llm.language_model import Example, LanguageModel
-from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.settings import LLMSettings, Sampling
 
 YES_TOP = [("Yes", math.log(0.6)), ("No", math.log(0.2)), (" yes", math.log(0.1))]
 

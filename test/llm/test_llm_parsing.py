@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cowp_ros.errors import CowpError
-from cowp_ros.llm.client import match_option, p_yes_from_top_logprobs, parse_yes_no
+from cowp_ros.llm.completion import TokenLogprob, match_option, p_yes, parse_yes_no
 from cowp_ros.llm.evaluation import (
     default_dataset_dir,
     load_checkset,
@@ -39,13 +39,14 @@ def test_parse_yes_no_reads_the_first_verdict_word(text: str, expected: bool | N
 
 
 def test_p_yes_sums_token_variants_and_normalises() -> None:
-    top = [(" Yes", math.log(0.3)), ("yes", math.log(0.1)), ("No", math.log(0.4)), ("The", -1)]
-    assert p_yes_from_top_logprobs(top) == pytest.approx(0.4 / 0.8)
+    pairs = [(" Yes", math.log(0.3)), ("yes", math.log(0.1)), ("No", math.log(0.4)), ("The", -1)]
+    top = [TokenLogprob(token, logprob) for token, logprob in pairs]
+    assert p_yes(top) == pytest.approx(0.4 / 0.8)
 
 
 def test_p_yes_is_none_when_neither_word_is_among_the_alternatives() -> None:
-    assert p_yes_from_top_logprobs([("The", -0.1), ("It", -2.0)]) is None
-    assert p_yes_from_top_logprobs([]) is None
+    assert p_yes([TokenLogprob("The", -0.1), TokenLogprob("It", -2.0)]) is None
+    assert p_yes([]) is None
 
 
 @pytest.mark.parametrize(
