@@ -26,8 +26,9 @@ visible harms apart, and the visible harms handled with no step failed on them (
 that ignores "the faucet is broken", fails to turn it on and only then replans is
 handled, but did not understand the sentence); the oracle's handling where an
 acceptable object was present
-(situations without one counted apart); and each method's handling beyond the better
-no-model control (`retry`, `same_kind`) on the same draws, with a paired interval.
+(situations without one counted apart); and each method's handling beyond the best
+no-model control (`retry`, `same_kind`, `noun_only`: the one that handled most on the
+same draws), with a paired interval.
 
 Every percentage comes with its 95 % interval and the counts behind it. Several
 situations may share a trial, so the interval is clustered by trial: a Wilson interval
@@ -59,8 +60,9 @@ PAPER_MODEL = re.compile(r"gpt-3|davinci", re.IGNORECASE)
 measures something else, so its table leaves the paper's column out and says why."""
 Z95 = 1.959963984540054
 ORACLE = "oracle"
-CONTROLS = ("retry", "same_kind")
-"""The no-model controls: every method's handling is also read beyond the better one."""
+CONTROLS = ("retry", "same_kind", "noun_only")
+"""The no-model controls: every method's handling is also read beyond the best one (the
+one that handled most on the same draws; a run without one of them reads the others)."""
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
@@ -343,8 +345,9 @@ def aggregate(
 def beyond_control(
     records: Sequence[dict[str, Any]], controls: dict[str, list[dict[str, Any]]]
 ) -> dict[str, Any] | None:
-    """Handling beyond the better no-model control on the same trials, in points, with
-    an interval paired and clustered by trial; None without a control's records."""
+    """Handling beyond the best no-model control (the one that handled most) on the same
+    trials, in points, with an interval paired and clustered by trial; None without a
+    control's records."""
     mine = {(r["task"], r["index"]): r for r in records}
     best: tuple[int, str, dict[Any, dict[str, Any]]] | None = None
     for name, rs in controls.items():
@@ -514,7 +517,7 @@ UNDERSTANDING_HEAD = (
     "| method | blocking handled % | same-kind swap | cross-kind stand-in | plan change | "
     "rightly gave up (of unsolvable) | silent harms handled % | visible harms handled % | "
     "visible harms handled with no step failed on them % | "
-    "handled, an acceptable object present % | beyond the better control (points, paired "
+    "handled, an acceptable object present % | beyond the best control (points, paired "
     "95 % CI) | trials with a silent harm done |"
 )
 
@@ -535,7 +538,7 @@ def _unfailed(scope: dict[str, Any]) -> str:
 
 def understanding_rows(result: dict[str, Any], scope: str) -> list[str]:
     """Bench v3's second table: how situations were handled, silent harms apart, and
-    handling beyond the better no-model control."""
+    handling beyond the best no-model control."""
     lines = [UNDERSTANDING_HEAD, "|" + "---|" * 12]
     for m in result["methods"].values():
         o = m["scopes"].get(scope)
@@ -578,7 +581,7 @@ def markdown(result: dict[str, Any], header: str) -> str:
         if result.get("bench_version", 3) >= 3 and _bench_v3(result):
             lines += [
                 "How blocking situations were handled (counts of the handled), silent and "
-                "visible harms apart, and beyond the better no-model control:",
+                "visible harms apart, and beyond the best no-model control:",
                 "",
                 *understanding_rows(result, scope),
                 "",

@@ -76,11 +76,15 @@ JOURNAL = "journal"
 CONFERENCE = "conference"
 PROTOCOLS = (JOURNAL, CONFERENCE)
 ARCHIVE = "trials.tar.xz"
-BENCH_VERSION = 4
+BENCH_VERSION = 5
 """The world's and the judge's semantics. 3: silent harms succeed and fail the trial,
 `beyond_skills` stops its own action, the no-model controls, handling split by how.
 4: a situation about objects an earlier situation already made unusable is passed by
 where the robot does its action with others (`schedule.moot`).
+5: the methods' side changed, not the world's: a method that ignores sentences tries a
+step again after each one (two at one step were read as a failed step), a method's seed
+is its own (`seal.method_seed`: EK's covered kinds are drawn anew), and the noun-only
+control.
 A run's config.json carries it (none: 2), so trials of two versions never mix and a
 kept table says which version it measured."""
 

@@ -60,7 +60,9 @@ from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = default_dataset_dir()
-DEFAULT_METHODS = "oracle,cw,grounded,cowp,ek,lmzsp,progprompt,inner_monologue"
+DEFAULT_METHODS = (
+    "oracle,retry,same_kind,noun_only,cw,grounded,cowp,ek,lmzsp,progprompt,inner_monologue"
+)
 BENCH_LLM_TIMEOUT_S = 600.0
 """Per request, unless --llm-timeout says otherwise: ProgPrompt's program is a long
 answer, and a small CPU shared with other work can take minutes for it; a timeout would
