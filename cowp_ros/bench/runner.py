@@ -142,6 +142,9 @@ class BenchSettings:
     above 0: sampled answers, each trial with its own seed (`sampling_for`)."""
     sample_seed: int = 0
     """With `temperature`: the seed the trials' sampling seeds are drawn from."""
+    seed_standing: str = ""
+    """For a run scoring the test tasks with a method under development: "fresh" (the
+    seed was recorded for this code before the run) or "re-run" (`seeds.check_test_run`)."""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -158,6 +161,8 @@ class BenchSettings:
         data["distractors"] = [d.to_dict() for d in self.distractors]
         if not self.temperature:
             del data["temperature"], data["sample_seed"]
+        if not self.seed_standing:
+            del data["seed_standing"]
         return data
 
     def sampling_for(self, task: str, index: int) -> Sampling | None:
