@@ -46,6 +46,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.bench.understanding import balanced_rows, understanding
+
 PAPER = {  # the journal paper's table (12 tasks, GPT-3, 150 trials a task)
     "cowp": (67.8, 36.9),
     "progprompt": (61.8, 30.1),
@@ -320,6 +322,7 @@ def aggregate(
                 [r for r in rs if r["task"] in members],
                 {c: [r for r in by_method.get(c, []) if r["task"] in members] for c in CONTROLS},
             )
+            summary["understanding"] = understanding([r for r in rs if r["task"] in members])
             per_scope[scope] = summary
         per_task = {t: _summary(r for r in rs if r["task"] == t) for t in tasks}
         per_object: dict[str, list[bool]] = defaultdict(list)
@@ -584,6 +587,16 @@ def markdown(result: dict[str, Any], header: str) -> str:
                 "visible harms apart, and beyond the best no-model control:",
                 "",
                 *understanding_rows(result, scope),
+                "",
+            ]
+        if any("understanding" in m["scopes"].get(scope, {}) for m in result["methods"].values()):
+            lines += [
+                "Blocking situations by what they need (successes/occurred: handled, or rightly "
+                "gave up where declared unsolvable); the balanced score weighs silent harms, "
+                "cross-kind needs and no-solution situations at least half, the per-situation "
+                "score each distinct situation once:",
+                "",
+                *balanced_rows(result["methods"], scope),
                 "",
             ]
     tasks = result["tasks"]
