@@ -64,7 +64,8 @@ Z95 = 1.959963984540054
 ORACLE = "oracle"
 CONTROLS = ("retry", "same_kind", "noun_only")
 """The no-model controls: every method's handling is also read beyond the best one (the
-one that handled most on the same draws; a run without one of them reads the others)."""
+one that handled most on the same draws; a run without one of them reads the others; a
+control is read beyond the best of the others, never against itself)."""
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
@@ -320,7 +321,11 @@ def aggregate(
             summary["handling_share_of_oracle"] = _share_of_oracle(summary, oracle_by_scope[scope])
             summary["beyond_control"] = beyond_control(
                 [r for r in rs if r["task"] in members],
-                {c: [r for r in by_method.get(c, []) if r["task"] in members] for c in CONTROLS},
+                {
+                    c: [r for r in by_method.get(c, []) if r["task"] in members]
+                    for c in CONTROLS
+                    if c != name  # a control is read beyond the best of the others
+                },
             )
             summary["understanding"] = understanding([r for r in rs if r["task"] in members])
             per_scope[scope] = summary
