@@ -16,9 +16,13 @@ sends it with the job; the worker's privileged proxy sends it with every questio
 the runner answers only the current trial's token. A class that copies the oracle's
 names is another object, gets no token, and every privileged question fails.
 
+The worker is sealed (`seal.py`) before its first job: the seed it gets is the
+method's own (`seal.method_seed`), never the trial's draw seed, and it cannot open the
+judge files, the dataset, the run's records or the kept results.
+
 One worker per runner thread serves trial after trial (starting one costs the imports,
-a second or two); a worker that died is started again for the next trial, and workers
-are daemons: they end with the runner.
+a second or two); a worker that died, or one sealed against other folders, is started
+again for the next trial, and workers are daemons: they end with the runner.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, cast
 
+from cowp_ros.bench.seal import sealed_roots
 from cowp_ros.bench.view import ALLOWED, MethodLeakError, RobotView, StepObservation
 from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
@@ -54,6 +59,7 @@ class Job:
     planner: Planner
     problem: PlanningTask
     seed: int
+    """The method's own seed (`seal.method_seed`), not the trial's draw seed."""
     options: dict[str, Any]
     with_model: bool
     token: str | None
@@ -193,7 +199,10 @@ def _serve(conn: Connection) -> None:
         del job, method
 
 
-def _worker_main(conn: Connection) -> None:  # the spawned process's entry point
+def _worker_main(conn: Connection, roots: tuple[str, ...]) -> None:  # the spawned entry point
+    from cowp_ros.bench import seal
+
+    seal.install(roots)  # before the first job: a method's module runs when it arrives
     _serve(conn)
 
 
@@ -201,11 +210,12 @@ def _worker_main(conn: Connection) -> None:  # the spawned process's entry point
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, roots: tuple[str, ...]) -> None:
         ours, theirs = _SPAWN.Pipe()
         self.conn = ours
+        self.roots = roots
         self.process = _SPAWN.Process(
-            target=_worker_main, args=(theirs,), name="cowp-bench-method", daemon=True
+            target=_worker_main, args=(theirs, roots), name="cowp-bench-method", daemon=True
         )
         try:
             self.process.start()
@@ -220,10 +230,14 @@ class _Worker:
 _LOCAL = threading.local()
 
 
-def _worker() -> _Worker:
+def _worker(roots: tuple[str, ...]) -> _Worker:
     worker = getattr(_LOCAL, "worker", None)
+    if worker is not None and worker.alive() and worker.roots != roots:
+        worker.conn.send(None)  # sealed against other folders: this one ends
+        worker.conn.close()
+        worker = None
     if worker is None or not worker.alive():
-        worker = _Worker()
+        worker = _Worker(roots)
         _LOCAL.worker = worker
     return cast(_Worker, worker)
 
@@ -237,10 +251,12 @@ def run_behind_boundary(
     options: dict[str, Any],
     model: Any,
     privileged: Any,
+    sealed: tuple[str, ...] = (),
 ) -> tuple[str, list[str]]:
     """Run `method_cls` on one trial in the worker; serve its messages from `view`,
-    `model` and `privileged` (the oracle's access, else None). Returns (the method's
-    error or "", its trace)."""
+    `model` and `privileged` (the oracle's access, else None). `seed` is the method's
+    own (`seal.method_seed`); `sealed`: the folders the worker may not read
+    (`seal.sealed_roots`). Returns (the method's error or "", its trace)."""
     token = secrets.token_hex(16) if privileged is not None else None
     job = Job(method_cls, spec, planner, view.problem, seed, options, model is not None, token)
     try:
@@ -252,7 +268,7 @@ def run_behind_boundary(
             hint="a method is a class defined at the top level of an importable module "
             "(it runs in a process of its own)",
         ) from err
-    worker = _worker()
+    worker = _worker(sealed or sealed_roots())
     try:
         worker.conn.send(job)
         while True:

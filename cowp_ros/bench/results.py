@@ -26,8 +26,9 @@ visible harms apart, and the visible harms handled with no step failed on them (
 that ignores "the faucet is broken", fails to turn it on and only then replans is
 handled, but did not understand the sentence); the oracle's handling where an
 acceptable object was present
-(situations without one counted apart); and each method's handling beyond the better
-no-model control (`retry`, `same_kind`) on the same draws, with a paired interval.
+(situations without one counted apart); and each method's handling beyond the best
+no-model control (`retry`, `same_kind`, `noun_only`: the one that handled most on the
+same draws), with a paired interval.
 
 Every percentage comes with its 95 % interval and the counts behind it. Several
 situations may share a trial, so the interval is clustered by trial: a Wilson interval
@@ -45,6 +46,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from cowp_ros.bench.understanding import balanced_rows, understanding
+
 PAPER = {  # the journal paper's table (12 tasks, GPT-3, 150 trials a task)
     "cowp": (67.8, 36.9),
     "progprompt": (61.8, 30.1),
@@ -59,8 +62,10 @@ PAPER_MODEL = re.compile(r"gpt-3|davinci", re.IGNORECASE)
 measures something else, so its table leaves the paper's column out and says why."""
 Z95 = 1.959963984540054
 ORACLE = "oracle"
-CONTROLS = ("retry", "same_kind")
-"""The no-model controls: every method's handling is also read beyond the better one."""
+CONTROLS = ("retry", "same_kind", "noun_only")
+"""The no-model controls: every method's handling is also read beyond the best one (the
+one that handled most on the same draws; a run without one of them reads the others; a
+control is read beyond the best of the others, never against itself)."""
 
 
 def wilson(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
@@ -316,8 +321,13 @@ def aggregate(
             summary["handling_share_of_oracle"] = _share_of_oracle(summary, oracle_by_scope[scope])
             summary["beyond_control"] = beyond_control(
                 [r for r in rs if r["task"] in members],
-                {c: [r for r in by_method.get(c, []) if r["task"] in members] for c in CONTROLS},
+                {
+                    c: [r for r in by_method.get(c, []) if r["task"] in members]
+                    for c in CONTROLS
+                    if c != name  # a control is read beyond the best of the others
+                },
             )
+            summary["understanding"] = understanding([r for r in rs if r["task"] in members])
             per_scope[scope] = summary
         per_task = {t: _summary(r for r in rs if r["task"] == t) for t in tasks}
         per_object: dict[str, list[bool]] = defaultdict(list)
@@ -343,8 +353,9 @@ def aggregate(
 def beyond_control(
     records: Sequence[dict[str, Any]], controls: dict[str, list[dict[str, Any]]]
 ) -> dict[str, Any] | None:
-    """Handling beyond the better no-model control on the same trials, in points, with
-    an interval paired and clustered by trial; None without a control's records."""
+    """Handling beyond the best no-model control (the one that handled most) on the same
+    trials, in points, with an interval paired and clustered by trial; None without a
+    control's records."""
     mine = {(r["task"], r["index"]): r for r in records}
     best: tuple[int, str, dict[Any, dict[str, Any]]] | None = None
     for name, rs in controls.items():
@@ -514,7 +525,7 @@ UNDERSTANDING_HEAD = (
     "| method | blocking handled % | same-kind swap | cross-kind stand-in | plan change | "
     "rightly gave up (of unsolvable) | silent harms handled % | visible harms handled % | "
     "visible harms handled with no step failed on them % | "
-    "handled, an acceptable object present % | beyond the better control (points, paired "
+    "handled, an acceptable object present % | beyond the best control (points, paired "
     "95 % CI) | trials with a silent harm done |"
 )
 
@@ -535,7 +546,7 @@ def _unfailed(scope: dict[str, Any]) -> str:
 
 def understanding_rows(result: dict[str, Any], scope: str) -> list[str]:
     """Bench v3's second table: how situations were handled, silent harms apart, and
-    handling beyond the better no-model control."""
+    handling beyond the best no-model control."""
     lines = [UNDERSTANDING_HEAD, "|" + "---|" * 12]
     for m in result["methods"].values():
         o = m["scopes"].get(scope)
@@ -578,9 +589,19 @@ def markdown(result: dict[str, Any], header: str) -> str:
         if result.get("bench_version", 3) >= 3 and _bench_v3(result):
             lines += [
                 "How blocking situations were handled (counts of the handled), silent and "
-                "visible harms apart, and beyond the better no-model control:",
+                "visible harms apart, and beyond the best no-model control:",
                 "",
                 *understanding_rows(result, scope),
+                "",
+            ]
+        if any("understanding" in m["scopes"].get(scope, {}) for m in result["methods"].values()):
+            lines += [
+                "Blocking situations by what they need (successes/occurred: handled, or rightly "
+                "gave up where declared unsolvable); the balanced score weighs silent harms, "
+                "cross-kind needs and no-solution situations at least half, the per-situation "
+                "score each distinct situation once:",
+                "",
+                *balanced_rows(result["methods"], scope),
                 "",
             ]
     tasks = result["tasks"]

@@ -58,8 +58,9 @@ from cowp_ros.bench.annotations import Effect, TaskAnnotation
 from cowp_ros.bench.boundary import BoundaryError, run_behind_boundary
 from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
-from cowp_ros.bench.methods import BenchMethod
+from cowp_ros.bench.methods import GPT3_ANSWERS, BenchMethod
 from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
+from cowp_ros.bench.seal import method_seed, sealed_roots
 from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld, senses_only
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
@@ -75,11 +76,15 @@ JOURNAL = "journal"
 CONFERENCE = "conference"
 PROTOCOLS = (JOURNAL, CONFERENCE)
 ARCHIVE = "trials.tar.xz"
-BENCH_VERSION = 4
+BENCH_VERSION = 5
 """The world's and the judge's semantics. 3: silent harms succeed and fail the trial,
 `beyond_skills` stops its own action, the no-model controls, handling split by how.
 4: a situation about objects an earlier situation already made unusable is passed by
 where the robot does its action with others (`schedule.moot`).
+5: the methods' side changed, not the world's: a method that ignores sentences tries a
+step again after each one (two at one step were read as a failed step), a method's seed
+is its own (`seal.method_seed`: EK's covered kinds are drawn anew), and the noun-only
+control.
 A run's config.json carries it (none: 2), so trials of two versions never mix and a
 kept table says which version it measured."""
 
@@ -137,6 +142,9 @@ class BenchSettings:
     above 0: sampled answers, each trial with its own seed (`sampling_for`)."""
     sample_seed: int = 0
     """With `temperature`: the seed the trials' sampling seeds are drawn from."""
+    seed_standing: str = ""
+    """For a run scoring the test tasks with a method under development: "fresh" (the
+    seed was recorded for this code before the run) or "re-run" (`seeds.check_test_run`)."""
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -153,6 +161,8 @@ class BenchSettings:
         data["distractors"] = [d.to_dict() for d in self.distractors]
         if not self.temperature:
             del data["temperature"], data["sample_seed"]
+        if not self.seed_standing:
+            del data["seed_standing"]
         return data
 
     def sampling_for(self, task: str, index: int) -> Sampling | None:
@@ -200,11 +210,16 @@ def draw_trial(
     annotation: TaskAnnotation,
     planner: Planner,
     base: PlanningTask | None = None,
+    *,
+    draw_seed: int | None = None,
 ) -> Trial:
-    """The objects present, the reference plan, and the situations of one trial."""
+    """The objects present, the reference plan, and the situations of one trial.
+
+    `draw_seed` replaces the trial's own (`trial_seed`): what a method that knew a seed
+    would draw with it (the attack test re-draws with the seed a method gets)."""
     if spec.dataset_id is None:
         raise CowpError(f"task {spec.name} has no dataset situations")
-    seed = trial_seed(settings.seed, spec.name, index)
+    seed = trial_seed(settings.seed, spec.name, index) if draw_seed is None else draw_seed
     base = base or spec.load_house()
     present = objects_present(spec, base, settings.present_share)
     problem = spec.build_problem(present, seed=seed, task=base)
@@ -425,6 +440,29 @@ def privileged_for(method_cls: type[BenchMethod], world: TrialWorld) -> Privileg
     return PrivilegedAccess(world) if registered else None
 
 
+def outside_knowledge(method_cls: type, spec: TaskSpec, dataset: Path) -> dict[str, Any]:
+    """The options a method gets: the outside knowledge it declares, read here as text,
+    so that no method needs the dataset's path (its process cannot read the dataset)."""
+    wanted = getattr(method_cls, "outside_knowledge", "")
+    if not wanted:
+        return {}
+    if wanted != GPT3_ANSWERS:
+        raise CowpError(
+            f"benchmark method {getattr(method_cls, 'name', method_cls)!r} asks for outside "
+            f"knowledge {wanted!r}, which the runner does not have",
+            hint=f"the runner hands out {GPT3_ANSWERS!r} (the original system's answers)",
+        )
+    path = dataset / GPT3_ANSWERS / f"experience_task_{spec.dataset_id}.txt"
+    if not path.is_file():
+        raise CowpError(
+            f"the external knowledge base {getattr(method_cls, 'name', '')} needs is missing: "
+            f"no {path}",
+            hint="give `cowp bench --dataset` the folder of the COWP situation dataset, "
+            "which holds gpt3_answers/",
+        )
+    return {GPT3_ANSWERS: path.read_text(encoding="utf-8", errors="replace")}
+
+
 def run_one(
     method_cls: type[BenchMethod],
     spec: TaskSpec,
@@ -434,13 +472,16 @@ def run_one(
     model: LanguageModel | None,
     options: dict[str, Any] | None = None,
     sampling: Sampling | None = None,
+    sealed: Sequence[str | Path] = (),
 ) -> dict[str, Any]:
     """Run one method on one trial and return its record (never raises on method bugs).
 
-    `options` reach the method as `context.options` (the runner puts the dataset folder
-    under "dataset": EK reads the original system's answers there). `sampling`: the
-    model samples its answers with this temperature and seed during the trial (the
-    record keeps both)."""
+    `options` reach the method as `context.options` (the runner puts outside knowledge
+    a method declares there, `outside_knowledge`: EK's GPT-3 answers, as text, never a
+    path). `sampling`: the model samples its answers with this temperature and seed
+    during the trial (the record keeps both). `sealed`: folders the method's process
+    may not read besides the judge files' own, the default dataset and the kept results
+    (the run's dataset and output folder)."""
     metered = MeteredModel(model) if (model is not None and method_cls.uses_llm) else None
     sampled = sampling if metered is not None else None
     if sampled is not None:
@@ -453,7 +494,8 @@ def run_one(
             )
         set_sampling(sampled)
     try:
-        record = _run_one(method_cls, spec, trial, annotation, planner, metered, options)
+        roots = sealed_roots([annotation.path.parent, *sealed])
+        record = _run_one(method_cls, spec, trial, annotation, planner, metered, options, roots)
     finally:
         if sampled is not None:
             model.set_sampling(None)  # type: ignore[union-attr]
@@ -470,6 +512,7 @@ def _run_one(
     planner: Planner,
     metered: MeteredModel | None,
     options: dict[str, Any] | None,
+    roots: tuple[str, ...],
 ) -> dict[str, Any]:
     world = TrialWorld(
         spec,
@@ -487,10 +530,11 @@ def _run_one(
             spec,
             planner,
             world.view(),
-            trial.seed,
+            method_seed(trial.seed, method_cls.name),
             dict(options or {}),
             metered,
             privileged,
+            roots,
         )
     except BoundaryError as err:
         error, trace = f"BoundaryError: {err}", []
@@ -681,9 +725,12 @@ def run_trials(
         trial = draw_trial(spec, index, settings, dataset, annotation, planner, bases[spec.name])
         for method in missing:
             model_now = model() if method.uses_llm else None
-            options = {"dataset": settings.dataset}
+            options = outside_knowledge(method, spec, Path(settings.dataset))
             sampling = settings.sampling_for(spec.name, index)
-            record = run_one(method, spec, trial, annotation, planner, model_now, options, sampling)
+            sealed = (settings.dataset, out)
+            record = run_one(
+                method, spec, trial, annotation, planner, model_now, options, sampling, sealed
+            )
             path = trial_path(out, method.name, trial.name)
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".{threading.get_ident()}.tmp")

@@ -34,7 +34,7 @@ from typing import Any
 from cowp_ros.bench import methods as method_registry
 from cowp_ros.bench.annotations import DEFAULT_DIR, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
-from cowp_ros.bench.results import aggregate, markdown, plot
+from cowp_ros.bench.results import CONTROLS, aggregate, markdown, plot
 from cowp_ros.bench.runner import (
     ARCHIVE,
     BENCH_VERSION,
@@ -48,6 +48,7 @@ from cowp_ros.bench.runner import (
     saved_version,
     write_archive,
 )
+from cowp_ros.bench.seeds import REGISTRY, check_test_run, developed, register_seed
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.client import OpenAICompatibleModel
@@ -60,7 +61,9 @@ from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = default_dataset_dir()
-DEFAULT_METHODS = "oracle,cw,grounded,cowp,ek,lmzsp,progprompt,inner_monologue"
+DEFAULT_METHODS = (
+    "oracle,retry,same_kind,noun_only,cw,grounded,cowp,ek,lmzsp,progprompt,inner_monologue"
+)
 BENCH_LLM_TIMEOUT_S = 600.0
 """Per request, unless --llm-timeout says otherwise: ProgPrompt's program is a long
 answer, and a small CPU shared with other work can take minutes for it; a timeout would
@@ -181,6 +184,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="with --temperature: the seed the trials' sampling seeds are drawn from (default 0)",
     )
+    parser.add_argument(
+        "--new-test-seed",
+        action="store_true",
+        help="draw a fresh random seed for scoring --methods on the test tasks, record it in "
+        "benchmarks/seeds.yaml with the methods' code version, print it and exit (the test "
+        "tasks are scored only on a seed recorded before the run; docs/benchmark.md)",
+    )
+    parser.add_argument(
+        "--note", default="", help="with --new-test-seed: what the seed is for (recorded)"
+    )
+    parser.add_argument(
+        "--seeds",
+        default=str(REGISTRY),
+        help="the registry of seeds the test tasks were scored on (default: benchmarks/seeds.yaml)",
+    )
+    parser.add_argument(
+        "--rerun",
+        action="store_true",
+        help="score the test tasks on a seed already used for another version of the "
+        "methods (the table then says re-run, never fresh)",
+    )
     parser.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     parser.add_argument("--planner", default="pyperplan", help="planner (default pyperplan)")
     add_llm_arguments(parser)
@@ -288,6 +312,8 @@ def run_bench(args: argparse.Namespace) -> int:
         for name, error in method_registry.BROKEN.items():
             print(f"{name:18s} {'(broken)':18s}       cannot be imported: {error}")
         return 0
+    if args.new_test_seed:
+        return _new_test_seed(args)
     if args.trials < 1:
         raise CowpError("--trials must be at least 1")
     if args.jobs < 1:
@@ -311,7 +337,17 @@ def run_bench(args: argparse.Namespace) -> int:
         annotations[spec.name].check_covers(dataset.for_task(spec.dataset_id or 0), spec)
     if args.pairs:
         return _pairs(specs, dataset, annotations, make_planner(args.planner))
-    methods = method_registry.select([m.strip() for m in args.methods.split(",") if m.strip()])
+    names = [m.strip() for m in args.methods.split(",") if m.strip()]
+    method_registry.select(names)  # an unknown name is the first thing to say
+    scores_test = any(s.split == "test" for s in specs)
+    standing = ""
+    if scores_test and not args.report_only:
+        standing = check_test_run(args.seed, names, rerun=args.rerun, path=Path(args.seeds))
+        missing = [c for c in CONTROLS if c not in names] if developed(names) else []
+        if missing:
+            _say(f"the test tasks are scored beside every control: adding {', '.join(missing)}")
+            names += missing
+    methods = method_registry.select(names)
     out = Path(args.out)
     distractors = read_distractor_files(args.distractors) if args.distractors else ()
     if args.llm_timeout is None:
@@ -331,10 +367,13 @@ def run_bench(args: argparse.Namespace) -> int:
         model=model_label,
         temperature=args.temperature,
         sample_seed=args.sample_seed or 0,
+        seed_standing=standing,
     )
     version = BENCH_VERSION
     if args.report_only:
         version = _check_saved_config(out, bench_settings)
+        saved = json.loads((out / "config.json").read_text())
+        bench_settings = replace(bench_settings, seed_standing=saved.get("seed_standing", ""))
     else:
         if args.fresh and out.exists():
             shutil.rmtree(out / "trials", ignore_errors=True)
@@ -409,7 +448,8 @@ def run_bench(args: argparse.Namespace) -> int:
     header = (
         f"# cowp bench v{version}: {args.trials} trial(s) a task x {len(specs)} task(s), "
         f"{protocol}, "
-        f"seed={args.seed}, {'/'.join(map(str, result['settings']['objects_present']))} "
+        f"seed={args.seed}{_standing(bench_settings.seed_standing)}, "
+        f"{'/'.join(map(str, result['settings']['objects_present']))} "
         f"objects present, model={bench_settings.model or 'none'}"
     )
     if bench_settings.temperature:
@@ -433,6 +473,35 @@ def run_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _standing(standing: str) -> str:
+    """What the header says of the seed: fresh (recorded before the run for this code),
+    a re-run on a used seed, or nothing (references only, or the dev tasks)."""
+    if standing == "fresh":
+        return " (fresh: recorded in benchmarks/seeds.yaml before the run)"
+    if standing == "re-run":
+        return " (re-run on a seed used before: not fresh)"
+    return ""
+
+
+def _new_test_seed(args: argparse.Namespace) -> int:
+    names = [m.strip() for m in args.methods.split(",") if m.strip()]
+    method_registry.select(names)  # unknown names are refused before anything is written
+    if not developed(names):
+        raise CowpError(
+            "the controls, the oracle and CW are references: any seed scores them",
+            hint="name the methods under test in --methods",
+        )
+    registry = Path(args.seeds)
+    commit = _git("rev-parse", "--short", "HEAD").strip()
+    entry = register_seed(names, commit, args.note, path=registry)
+    print(entry.seed)
+    _say(
+        f"recorded seed {entry.seed} for {', '.join(names)} (code {entry.code}) in "
+        f"{registry}: commit it, then run the test tasks with --seed {entry.seed}"
+    )
+    return 0
+
+
 def _check_saved_config(out: Path, settings: BenchSettings) -> int:
     """--report-only: the folder's trials must be of these settings (never mixed).
 
@@ -446,7 +515,7 @@ def _check_saved_config(out: Path, settings: BenchSettings) -> int:
     saved = json.loads(path.read_text())
     wanted = settings.to_dict()
     version = saved_version(saved)
-    skip = ("dataset", "bench_version")
+    skip = ("dataset", "bench_version", "seed_standing")
     differ = sorted(k for k in {*wanted, *saved} if saved.get(k) != wanted.get(k) and k not in skip)
     if differ:
         raise CowpError(

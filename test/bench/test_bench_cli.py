@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from bench_fixtures import DATASET
 
+from cowp_ros.bench.runner import BENCH_VERSION
 from cowp_ros.cli import main
 from cowp_ros.llm.model_store import QWEN_1_5B
 
@@ -82,7 +83,7 @@ def test_trials_of_an_older_bench_version_are_reported_never_mixed(
     assert bench(tmp_path, *args) == 0
     config = tmp_path / "out" / "config.json"
     saved = json.loads(config.read_text())
-    assert saved["bench_version"] == 4
+    assert saved["bench_version"] == BENCH_VERSION == 5
     del saved["bench_version"]  # as a run of bench v2 wrote it
     config.write_text(json.dumps(saved))
     capsys.readouterr()

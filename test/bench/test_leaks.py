@@ -19,15 +19,24 @@ from cowp_ros.bench.simulator import TrialWorld
 from cowp_ros.bench.view import MethodLeakError
 from cowp_ros.errors import CowpError
 from cowp_ros.planning import make_planner
+from cowp_ros.planning.pyperplan_planner import WORKER
 
 METHODS_DIR = Path(registry.__file__).parent
+PACKAGE = METHODS_DIR.parents[1]
+METHOD_PACKAGES = [METHODS_DIR, PACKAGE / "methods", PACKAGE / "cowp"]
+"""Every package whose code runs in a method's process: the bench's methods, the
+situation methods of the registry, and the COWP loop they drive."""
 JUDGE_MODULES = {
     "cowp_ros.bench.annotations",
     "cowp_ros.bench.runner",
     "cowp_ros.bench.results",
     "cowp_ros.bench.privileged",
     "cowp_ros.bench.solvability",
+    "cowp_ros.bench.dataset",
+    "cowp_ros.bench.schedule",
+    "cowp_ros.bench.seal",
 }
+SEALED_WORDS = ("benchmarks/annotations", "benchmarks/results", "default_dataset_dir")
 ALLOWED_FROM_SIMULATOR = {"Episode", "StepObservation"}
 
 
@@ -78,23 +87,46 @@ def _imports(path: Path) -> list[tuple[str, set[str]]]:
     return found
 
 
-def test_no_method_but_the_oracle_imports_the_judge() -> None:
-    modules = sorted(METHODS_DIR.glob("*.py"))
-    assert len(modules) > 5
-    for path in modules:
-        if path.name == "oracle.py":
-            continue
-        # the protocol module names the oracle's access as a type, nothing more
-        barred = (
-            JUDGE_MODULES - {"cowp_ros.bench.privileged"}
-            if path.name == "__init__.py"
-            else JUDGE_MODULES
-        )
-        for module, names in _imports(path):
-            assert module not in barred, f"{path.name} imports {module}"
-            if module == "cowp_ros.bench.simulator":
-                assert names <= ALLOWED_FROM_SIMULATOR, f"{path.name} imports {names}"
-        assert "benchmarks/annotations" not in path.read_text(), path.name
+def test_no_method_but_the_oracle_imports_the_judge_in_any_method_package() -> None:
+    for package in METHOD_PACKAGES:
+        modules = sorted(package.rglob("*.py"))
+        assert len(modules) > 5, package
+        for path in modules:
+            shown = path.relative_to(PACKAGE)
+            if path == METHODS_DIR / "oracle.py":
+                continue
+            # the protocol module names the oracle's access as a type, nothing more
+            barred = (
+                JUDGE_MODULES - {"cowp_ros.bench.privileged"}
+                if path == METHODS_DIR / "__init__.py"
+                else JUDGE_MODULES
+            )
+            for module, names in _imports(path):
+                assert module not in barred, f"{shown} imports {module}"
+                assert module != "cowp_ros.llm.evaluation", f"{shown} imports {module}"
+                if module == "cowp_ros.bench.simulator":
+                    assert names <= ALLOWED_FROM_SIMULATOR, f"{shown} imports {names}"
+            text = path.read_text()
+            assert not [w for w in SEALED_WORDS if w in text], shown
+
+
+def test_the_import_test_reads_every_method_package() -> None:
+    """A package of methods added beside these would escape the test above: every folder
+    of cowp_ros whose modules a method's process runs is one of METHOD_PACKAGES."""
+
+    def package_of(function: object) -> Path:
+        module = sys.modules[getattr(function, "__module__", "")]
+        return Path(str(module.__file__)).resolve()
+
+    def inside(path: Path) -> bool:
+        return any(path.is_relative_to(p) for p in METHOD_PACKAGES)
+
+    for name, cls in registry.discover().items():
+        assert inside(package_of(cls)), f"method {name} lives in {package_of(cls)}"
+        entry = getattr(cls, "entry", None)
+        if entry is not None:  # a registered situation method: its parts, and its loop's
+            for part in (entry.reasoners, entry.loop, entry.trace):
+                assert inside(package_of(part)), f"{name}: {package_of(part)}"
 
 
 def test_eks_knowledge_does_not_come_from_the_judge_files() -> None:
@@ -217,3 +249,98 @@ def test_a_class_named_like_the_oracle_gets_no_privilege_and_cannot_run_as_it() 
     # the oracle itself, through the same boundary, completes the trial
     record = run_one(oracle, spec, trial, annotation, make_planner("pyperplan"), None)
     assert record["completed"] and not record["error"]
+
+
+# ---- the seal: no draw seed, and no judge, dataset or records on disk ----------------
+
+
+class RedrawAttack(_Attack):
+    """The audit's re-draw: the trial's seed, the dataset and the judge files are all it
+    needs to know the situations to come; it tries every way it has to reach them."""
+
+    name = "redraw_attack"
+
+    def __init__(self, context: MethodContext) -> None:
+        super().__init__(context)
+        self.notes = [f"seed={context.seed}", f"options={sorted(context.options)}"]
+
+    def trace(self) -> list[str]:
+        return list(self.notes)
+
+    def run(self, episode: Any) -> None:
+        import ctypes
+        import os
+        import subprocess
+        import tempfile
+
+        from cowp_ros.bench.annotations import DEFAULT_DIR, load_annotations
+        from cowp_ros.bench.dataset import SituationDataset
+        from cowp_ros.llm.evaluation import default_dataset_dir
+
+        judge = DEFAULT_DIR / "eat_burger.yaml"
+        kept = next((DEFAULT_DIR.parent / "results").rglob("trials.tar.xz"))
+        link = Path(tempfile.mkdtemp()) / "innocent.yaml"
+        planner = str(WORKER)  # a planner may run, on a file of the judge's never
+
+        def through_a_link() -> object:
+            os.symlink(judge, link)
+            return link.read_text()
+
+        def by_dir_fd() -> object:
+            folder = os.open(DEFAULT_DIR.parent, os.O_RDONLY)
+            return os.open("annotations/eat_burger.yaml", os.O_RDONLY, dir_fd=folder)
+
+        attacks = {
+            "judge": lambda: load_annotations(),
+            "judge_open": lambda: judge.read_text(),
+            "judge_link": through_a_link,
+            "judge_dir_fd": by_dir_fd,
+            "judge_cat": lambda: subprocess.run(["cat", str(judge)], check=True),
+            "judge_python": lambda: subprocess.run([sys.executable, "-c", f"open({str(judge)!r})"]),
+            "judge_planner": lambda: subprocess.run([sys.executable, planner, judge, judge]),
+            "judge_libc": lambda: ctypes.CDLL(None).open,
+            "dataset": lambda: SituationDataset.load(default_dataset_dir()),
+            "kept_records": lambda: kept.read_bytes(),
+            "runner_memory": lambda: Path(f"/proc/{os.getppid()}/environ").read_bytes(),
+        }
+        for label, attack in attacks.items():
+            try:
+                attack()
+                self.notes.append(f"{label}: READ")
+            except Exception as err:
+                self.notes.append(f"{label}: {type(err).__name__}: {err}")
+        episode.give_up("attacks tried")
+
+
+def test_a_method_can_neither_redraw_the_schedule_nor_read_the_judge_or_the_dataset() -> None:
+    from bench_fixtures import ANNOTATIONS, DATASET
+
+    from cowp_ros.bench.annotations import load_annotations
+    from cowp_ros.bench.dataset import SituationDataset
+    from cowp_ros.bench.runner import BenchSettings, draw_trial
+    from cowp_ros.tasks import get_task
+
+    spec, planner = get_task("eat_burger"), make_planner("pyperplan")
+    dataset, annotation = SituationDataset.load(DATASET), load_annotations(ANNOTATIONS)
+    settings = BenchSettings(dataset=str(DATASET), p=0.3, seed=0)
+    trial = draw_trial(spec, 5, settings, dataset, annotation["eat_burger"], planner)
+    assert trial.events, "eat_burger-0005 at p=0.3 has situations to redraw"
+    record = run_one(RedrawAttack, spec, trial, annotation["eat_burger"], planner, None)
+    notes = record["trace"]
+    assert notes[1] == "options=[]", notes  # no path, no dataset, no judge
+    seed = int(notes[0].removeprefix("seed="))
+    assert seed != trial.seed
+    for line in notes[2:]:
+        assert "SealedPathError" in line, line
+    assert len(notes) == 13 and not record["completed"]
+
+    # With the draw seed the re-draw would have worked (the audit's attack); with the
+    # seed the method gets, it draws another trial.
+    def redraw(seed: int) -> tuple[object, ...]:
+        drawn = draw_trial(
+            spec, 5, settings, dataset, annotation["eat_burger"], planner, draw_seed=seed
+        )
+        return (drawn.problem.problem_object_names, drawn.events)
+
+    assert redraw(trial.seed) == (trial.problem.problem_object_names, trial.events)
+    assert redraw(seed) != redraw(trial.seed)

@@ -10,10 +10,11 @@ from bench_fixtures import DATASET, situation, world
 
 from cowp_ros.bench import methods as registry
 from cowp_ros.bench.metering import MeteredModel
-from cowp_ros.bench.methods import MethodContext
+from cowp_ros.bench.methods import GPT3_ANSWERS, MethodContext
 from cowp_ros.bench.methods._common import Translator, action_roles, admissible_actions
 from cowp_ros.bench.methods.ek import kind_of, parse_answers, stand_ins
 from cowp_ros.bench.methods.progprompt import parse_program
+from cowp_ros.bench.runner import outside_knowledge
 from cowp_ros.bench.simulator import ScheduledEvent
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
@@ -27,13 +28,16 @@ DIRTY_CUP = situation("the cup is dirty.", "hold_cup")
 SIX = {"cowp", "cw", "ek", "lmzsp", "progprompt", "inner_monologue"}
 
 
+FILL_CUP_ANSWERS = (DATASET / "gpt3_answers" / "experience_task_4.txt").read_text()
+
+
 def context(model: ScriptedModel | None = None, seed: int = 0, **options: object) -> MethodContext:
     return MethodContext(
         spec=get_task("fill_cup"),
         planner=make_planner("pyperplan"),
         model=MeteredModel(model) if model else None,
         seed=seed,
-        options={"dataset": str(DATASET), **options},
+        options={GPT3_ANSWERS: FILL_CUP_ANSWERS, **options},
     )
 
 
@@ -438,7 +442,11 @@ def test_ek_uses_its_knowledge_only_for_covered_kinds() -> None:
 
 def test_ek_without_its_external_source_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(CowpError, match="gpt3_answers"):
-        registry.discover()["ek"](context(dataset=str(tmp_path)))
+        registry.discover()["ek"](context(gpt3_answers=""))
+    # the runner reads the file for EK, and names the folder it lacks
+    with pytest.raises(CowpError, match=r"no .*gpt3_answers/experience_task_4.txt"):
+        outside_knowledge(registry.discover()["ek"], get_task("fill_cup"), tmp_path)
+    assert outside_knowledge(registry.discover()["cw"], get_task("fill_cup"), tmp_path) == {}
 
 
 def test_ek_neither_imports_nor_reads_the_judges_annotations() -> None:

@@ -166,7 +166,9 @@ def test_handling_by_how_silent_harms_apart_and_beyond_the_better_control() -> N
     assert oracle["blocking_without_alternative"] == 1
     beyond = oracle["beyond_control"]
     assert beyond["control"] == "retry" and beyond["points"] == 25.0  # 2/4 against 1/4
-    assert result["methods"]["retry"]["scopes"]["test"]["beyond_control"]["points"] == 0.0
+    # a control is read beyond the best of the other controls, never against itself
+    retry = result["methods"]["retry"]["scopes"]["test"]["beyond_control"]
+    assert retry["control"] == "same_kind" and retry["points"] == 25.0  # 1/4 against 0/4
     assert oracle["handling_visible_unfailed"] is None  # records from before it was kept
     table = markdown(result, "# header")
     assert "| ORACLE | 50 [" not in table  # labels come from the caller: none given here

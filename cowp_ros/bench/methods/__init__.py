@@ -58,12 +58,22 @@ if TYPE_CHECKING:
     from cowp_ros.bench.view import Episode
 
 
+GPT3_ANSWERS = "gpt3_answers"
+"""Outside knowledge a method may declare (`outside_knowledge = GPT3_ANSWERS` on its
+class): the original COWP system's GPT-3 answers for the trial's task, shipped with the
+dataset; the runner puts the file's text in `context.options[GPT3_ANSWERS]`."""
+
+
 @dataclass
 class MethodContext:
     """What a method gets besides the episode: the model, a planner, the task, a seed.
 
     `model` is None for a run without LLM (then only methods with `uses_llm = False`
-    run). `seed` is the trial's seed, for methods that draw anything at random.
+    run). `seed` is the method's own seed for the trial, for methods that draw anything
+    at random: a one-way hash of the trial's draw seed and the method's name
+    (`cowp_ros.bench.seal.method_seed`), the same in every run of the trial, and no way
+    back to the draw seed, so no method can draw the trial's situations again.
+    `options`: the outside knowledge the method declared, as text, never a path.
     `privileged` is None for every method but the oracle (`cowp_ros.bench.privileged`):
     no method reads the judge file.
     """

@@ -186,10 +186,21 @@ class BelievedState:
         return self.task.goal_atoms <= self.atoms
 
 
+MAX_SENTENCES_AT_A_STEP = 8
+"""More sentences before one step than any trial raises (each is raised once): a bound,
+not a rule, so that a world that kept talking could not hold a method forever."""
+
+
 def execute_retrying(episode: Episode, step: PlanStep) -> StepObservation:
-    """Attempt `step`; if a situation interrupted it, attempt it once more (ignoring it)."""
+    """Attempt `step` until it runs or fails, ignoring the sentences seen before it.
+
+    Each sentence interrupts the attempt it is raised at, and several can be due at one
+    step (a distractor, then a situation): trying again only once would read the second
+    sentence as a failed step, and a control would give up objects over a remark."""
     outcome = episode.execute(step)
-    if outcome.situation is not None and not episode.finished:
+    for _ in range(MAX_SENTENCES_AT_A_STEP):
+        if outcome.situation is None or episode.finished:
+            break
         outcome = episode.execute(step)
     return outcome
 

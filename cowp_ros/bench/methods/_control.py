@@ -1,8 +1,11 @@
 """The no-model controls' loop: plan, execute, stop trusting objects after a failure.
 
-A control ignores every sentence (a situation is a step that did not happen: it tries
-the step again) and reads no judge: all it learns is that a step failed. Each control
-decides which of the failed step's objects it stops trusting (`Distrust`); it then plans
+A control reads no judge and understands no sentence. The failure controls (retry,
+same_kind) ignore every sentence (a situation is a step that did not happen: they try
+the step again) and learn only that a step failed; the noun-only control reads one
+thing in a sentence, the nouns, and drops the plan's objects of a kind it names
+(`Reads`). Each control decides which of the failed step's objects it stops trusting
+(`Distrust`); it then plans
 again from the state it believes (its own successful steps) over a copy of the task in
 which those objects may fill no parameter but a release step's (`_restricted`: a held
 object can still be put down). It gives up when no plan is left, or after
@@ -14,10 +17,10 @@ understanding adds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 
 from cowp_ros.bench.methods import MethodContext
-from cowp_ros.bench.methods._common import execute_retrying
+from cowp_ros.bench.methods._common import MAX_SENTENCES_AT_A_STEP
 from cowp_ros.bench.methods._restricted import compile_task
 from cowp_ros.bench.view import Episode
 from cowp_ros.pddl import PlanningTask
@@ -28,6 +31,10 @@ MAX_FAILURES = 3
 
 Distrust = Callable[[PlanningTask, PlanStep, Collection[str]], set[str]]
 """(task, failed step, objects distrusted so far) -> the objects to distrust now."""
+
+Reads = Callable[[PlanningTask, str, Sequence[PlanStep], Collection[str]], set[str]]
+"""(task, sentence, the plan's steps from the one it was seen before, objects dropped
+so far) -> the objects to drop for it (none: the sentence is ignored)."""
 
 
 class Avoiding:
@@ -51,6 +58,7 @@ def control_run(
     release: Collection[str],
     distrust: Distrust,
     notes: list[str],
+    reads: Reads | None = None,
 ) -> None:
     """Run a control through the episode (see the module docstring)."""
     task = episode.problem
@@ -63,10 +71,26 @@ def control_run(
             episode.give_up(f"no plan without {', '.join(sorted(avoided)) or 'anything'}")
             return
         notes.append("planned: " + ", ".join(str(s) for s in result.steps))
-        for step in result.steps:
-            outcome = execute_retrying(episode, step)
+        for at, step in enumerate(result.steps):
+            outcome = episode.execute(step)
+            named: set[str] = set()
+            # Every sentence before the step is read (or ignored) in turn; the step is
+            # tried again after each: two sentences at one step are no failed step.
+            for _ in range(MAX_SENTENCES_AT_A_STEP):
+                if outcome.situation is None or episode.finished:
+                    break
+                if reads is not None:
+                    named = reads(task, outcome.situation, result.steps[at:], avoided)
+                    if named:
+                        notes.append(f"{outcome.situation!r}: no longer uses {sorted(named)}")
+                        break
+                outcome = episode.execute(step)
             if episode.finished:
                 return
+            if named:
+                avoided |= named
+                failures = 0
+                break
             if not outcome.executed:
                 dropped = distrust(task, step, avoided)
                 notes.append(f"{step} failed; no longer uses: {', '.join(sorted(dropped)) or '-'}")
@@ -81,13 +105,15 @@ def control_run(
 
 class ControlMethod:
     """A no-model control as a benchmark method: a subclass names itself and sets
-    `distrust`, the rule that picks which of a failed step's objects to stop using."""
+    `distrust`, the rule that picks which of a failed step's objects to stop using, and
+    `reads` when it reads the sentences' nouns (None: it ignores every sentence)."""
 
     name = ""
     label = ""
     uses_llm = False
     summary = ""
     distrust: Distrust
+    reads: Reads | None = None
 
     def __init__(self, context: MethodContext) -> None:
         self.context = context
@@ -98,4 +124,5 @@ class ControlMethod:
 
     def run(self, episode: Episode) -> None:
         release = self.context.spec.release_actions
-        control_run(episode, self.context.planner, release, type(self).distrust, self.notes)
+        cls = type(self)
+        control_run(episode, self.context.planner, release, cls.distrust, self.notes, cls.reads)

@@ -3,9 +3,11 @@
 The paper's EK baseline acquires commonsense from an external knowledge base instead of
 asking an LLM, and such a base covers only part of the world. Here the external source
 is the original COWP system's cached GPT-3 answers, published with the situation
-dataset (`<dataset>/gpt3_answers/experience_task_<id>.txt`, read at run time from the
-folder the benchmark was given). They are another system's answers, not the judge's:
-they are often wrong ("fill a paper towel with water: yes"), as a real external base is.
+dataset (`<dataset>/gpt3_answers/experience_task_<id>.txt`): EK declares them
+(`outside_knowledge`) and the runner hands it the task's file as text, so EK needs no
+path into the dataset, which its process cannot read. They are another system's
+answers, not the judge's: they are often wrong ("fill a paper towel with water: yes"), as a
+real external base is.
 
 What EK knows about a kind K, from the task's file:
 
@@ -17,7 +19,7 @@ What EK knows about a kind K, from the task's file:
 GPT-3's names are mapped to the domain's kinds by their head noun ("wine glass" ->
 glass, "dish bowl" -> bowl, "frying pan" -> pan); names with no kind ("dish", "cutting
 board") drop out. The knowledge base covers a random half of the task's object kinds
-(drawn per trial with the trial's seed): for a situation about an uncovered kind (or
+(drawn per trial with the method's seed for it): for a situation about an uncovered kind (or
 about none) EK behaves as CW. It asks no language model.
 """
 
@@ -29,9 +31,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 
-from cowp_ros.bench.methods import MethodContext
+from cowp_ros.bench.methods import GPT3_ANSWERS, MethodContext
 from cowp_ros.bench.methods._common import BelievedState
 from cowp_ros.bench.view import Episode
 from cowp_ros.cowp.roles import role_actions
@@ -39,7 +40,6 @@ from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep
 
-ANSWERS = "gpt3_answers"
 _REPLACE = re.compile(
     r"such as (?P<candidates>.+?)\. which is the most suitable to replace an? (?P<kind>.+?) "
     r"in the task"
@@ -110,20 +110,9 @@ def kind_of(name: str, kinds: set[str]) -> str | None:
 
 
 @cache
-def _read(path: Path) -> dict[str, KindKnowledge]:
-    return parse_answers(path.read_text(encoding="utf-8", errors="replace"))
-
-
-def load_knowledge(dataset: Path, dataset_id: int) -> dict[str, KindKnowledge]:
-    """The task's external knowledge (see `parse_answers`), or a CowpError with the fix."""
-    path = Path(dataset) / ANSWERS / f"experience_task_{dataset_id}.txt"
-    if not path.is_file():
-        raise CowpError(
-            f"EK's external knowledge base is missing: no {path}",
-            hint="give `cowp bench --dataset` the folder of the COWP situation dataset, "
-            "which holds gpt3_answers/",
-        )
-    return _read(path)
+def knowledge_from(text: str) -> dict[str, KindKnowledge]:
+    """The task's external knowledge from its answers file's text (see `parse_answers`)."""
+    return parse_answers(text)
 
 
 def stand_ins(knowledge: dict[str, KindKnowledge], kind: str, kinds: set[str]) -> list[str]:
@@ -147,17 +136,19 @@ class ExternalKnowledge:
     label = "EK"
     uses_llm = False
     summary = "external knowledge base (the original GPT-3 answers) on half the kinds; else CW"
+    outside_knowledge = GPT3_ANSWERS
 
     def __init__(self, context: MethodContext) -> None:
         spec = context.spec
         if spec.dataset_id is None:
             raise CowpError(f"EK has no external knowledge for task {spec.name}")
-        dataset = context.options.get("dataset")
-        if not dataset:
+        answers = context.options.get(GPT3_ANSWERS)
+        if not answers:
             raise CowpError(
-                "EK needs the dataset folder (its external knowledge base) in "
-                "context.options['dataset']",
-                hint="the benchmark runner passes --dataset there",
+                f"EK needs its external knowledge base (the original system's "
+                f"{GPT3_ANSWERS} for task {spec.name}) in context.options[{GPT3_ANSWERS!r}]",
+                hint="the benchmark runner reads it from --dataset for a method that "
+                "declares outside_knowledge",
             )
         self.context = context
         task = spec.load()
@@ -165,7 +156,7 @@ class ExternalKnowledge:
         share = math.ceil(len(kinds) / 2)  # half, rounded up: 2 of fill_cup's 3 kinds
         rng = random.Random(f"ek-{context.seed}")
         self.covered = frozenset(rng.sample(kinds, share))
-        knowledge = load_knowledge(Path(dataset), spec.dataset_id)
+        knowledge = knowledge_from(str(answers))
         all_kinds = set(task.types)
         self.substitutes = {
             kind: stand_ins(knowledge, kind, all_kinds) for kind in sorted(self.covered)
