@@ -24,11 +24,16 @@ from typing import Any
 from cowp_interfaces.msg import PlanStep as PlanStepMsg
 from cowp_interfaces.msg import Situation as SituationMsg
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
+from cowp_ros.cowp.answers import (
+    CandidateAssessment,
+    MonitorVerdict,
+    PlanCheck,
+    RoleQuestion,
+    Selection,
+)
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Choice, Usage, YesNo
-from cowp_ros.methods.paper.acquirer import CandidateAssessment, RoleQuestion, Selection
-from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.methods.paper.predicates import SituationFact
 from cowp_ros.pddl import Atom, PlanningTask
 from cowp_ros.pddl.identifiers import check_identifier

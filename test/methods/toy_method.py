@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from cowp_ros.cowp.answers import PlanCheck
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.methods.grounded.grounding import GroundedFacts
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
-from cowp_ros.methods.paper.monitor import PlanCheck
 from cowp_ros.methods.registry import (
     MethodEntry,
     ReasonerContext,

@@ -10,11 +10,16 @@ import pytest
 
 from cowp_interfaces.msg import Situation as SituationMsg
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
+from cowp_ros.cowp.answers import (
+    CandidateAssessment,
+    MonitorVerdict,
+    PlanCheck,
+    RoleQuestion,
+    Selection,
+)
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Choice, YesNo
-from cowp_ros.methods.paper.acquirer import CandidateAssessment, RoleQuestion, Selection
-from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.methods.paper.predicates import SituationFact
 from cowp_ros.pddl import Atom
 from cowp_ros.planning import PlannerError, PlanResult, PlanStatus, PlanStep

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from cowp_ros.cowp.answers import CandidateAssessment, RoleQuestion
 from cowp_ros.llm.language_model import YesNo
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.acquirer import CandidateAssessment, KnowledgeAcquirer, RoleQuestion
+from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
 from cowp_ros.tasks.phrases import ActionPhrases
 
 PHRASES = ActionPhrases({"fill_cup": "fill {0} with water from {1}"})

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+from cowp_ros.cowp.answers import CandidateAssessment
 from cowp_ros.cowp.roles import candidate_types, role_actions
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.acquirer import (
-    ROLE_ACTION,
-    CandidateAssessment,
-    KnowledgeAcquirer,
-)
+from cowp_ros.methods.paper.acquirer import ROLE_ACTION, KnowledgeAcquirer
 from cowp_ros.methods.paper.monitor import PlanMonitor
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep

@@ -8,14 +8,13 @@ import typing
 import pytest
 
 from cowp_ros.cowp import loop_events as ev
+from cowp_ros.cowp.answers import MonitorVerdict, RoleQuestion, Selection
 from cowp_ros.cowp.events import EventKind
 from cowp_ros.cowp.loop_state import KnownSituation, LearnedRole, RunState
 from cowp_ros.cowp.narration import entry, explanation
 from cowp_ros.cowp.ports import Phase
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.language_model import Choice, YesNo
-from cowp_ros.methods.paper.acquirer import RoleQuestion, Selection
-from cowp_ros.methods.paper.monitor import MonitorVerdict
 from cowp_ros.methods.paper.predicates import SituationFact
 from cowp_ros.pddl import Atom, Literal
 from cowp_ros.planning import PlanResult, PlanStatus, PlanStep

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from cowp_ros.cowp.answers import CandidateAssessment, Selection
 from cowp_ros.cowp.ports import Acquirer
 from cowp_ros.llm.embeddings import Embedder
 from cowp_ros.methods.grounded.stand_in_plans import (
@@ -44,7 +45,6 @@ from cowp_ros.methods.grounded.stand_in_plans import (
     plan_with,
     vouching_predicates,
 )
-from cowp_ros.methods.paper.acquirer import CandidateAssessment, Selection
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner
 from cowp_ros.tasks.phrases import noun

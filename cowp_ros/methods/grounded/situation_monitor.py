@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cowp_ros.cowp.answers import MonitorVerdict
+from cowp_ros.cowp.answers import MonitorVerdict, PlanCheck
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.limits import MAX_KEPT_ROLES
 from cowp_ros.llm.language_model import Example, LanguageModel, YesNo
@@ -53,7 +53,6 @@ from cowp_ros.methods.grounded.questions import (
     warm,
 )
 from cowp_ros.methods.paper.calibration.scoring import logit
-from cowp_ros.methods.paper.monitor import PlanCheck
 from cowp_ros.methods.paper.prompts import sentence
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.formulas import top_literals

@@ -34,12 +34,11 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
+from cowp_ros.cowp.answers import CandidateAssessment, MonitorVerdict, PlanCheck, Selection
 from cowp_ros.cowp.cancel import NEVER, CancelToken, RunCancelledError
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
-from cowp_ros.methods.paper.acquirer import CandidateAssessment, Selection
-from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.methods.paper.predicates import SituationFact
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep

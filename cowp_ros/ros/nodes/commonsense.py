@@ -44,6 +44,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan
+from cowp_ros.cowp.answers import CandidateAssessment, MonitorVerdict, PlanCheck
 from cowp_ros.cowp.ports import MonitorPreparation
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_QUESTIONS_PER_REQUEST
@@ -51,9 +52,7 @@ from cowp_ros.llm.language_model import LanguageModel, Usage
 from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.llm.turns import Background, Decisive, DroppedError, ModelTurns
-from cowp_ros.methods.paper.acquirer import CandidateAssessment
 from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.methods.paper.monitor import MonitorVerdict, PlanCheck
 from cowp_ros.methods.registry import ReasonerContext, Reasoners, get_method
 from cowp_ros.ros.clients.peer_method import METHOD_PARAMETER, MODEL_PARAMETER, method_param
 from cowp_ros.ros.conversions import (
