@@ -15,9 +15,13 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC, SITUATIONS_TOPIC
+
+if TYPE_CHECKING:
+    from cowp_ros.llm.endpoint import RunningServer
 
 # The node that holds each profile's world (its scenario, its objects).
 WORLD_NODES = {"sim": "sim_world", "physics": "physics_world"}
@@ -196,11 +200,10 @@ def list_scenarios() -> int:
     return 0
 
 
-def _said_started(server) -> None:
-    print(
-        f"started the embedded model in {server.start_seconds:.1f} s "
-        f"({server.rss_bytes() / 2**30:.2f} GiB resident)"
-    )
+def _said_started(server: RunningServer) -> None:
+    from cowp_ros.llm.endpoint import describe_server
+
+    print(describe_server(server))
 
 
 def expected_outcome(name: str) -> str:
