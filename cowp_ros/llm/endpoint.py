@@ -19,6 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from cowp_ros.llm.client import OpenAICompatibleModel
@@ -57,6 +58,22 @@ def embedded_cache_scope(model: ResolvedModel, env: dict[str, str] | None = None
     return f"embedded:{model.name}:{identity}"
 
 
+def with_served_model(settings: LLMSettings) -> LLMSettings:
+    """`settings` naming a model: the one given, else the first the server lists on
+    `/v1/models` (as an OpenAI client's `models.list()` reads it).
+
+    Calibration, answer cache and report are keyed by the model's name, and a process
+    that is handed the settings (a node's `llm_model`) must get that name, never none.
+    """
+    if settings.model:
+        return settings
+    client = OpenAICompatibleModel(settings.without_cache())
+    try:
+        return replace(settings, model=client.name)
+    finally:
+        client.close()
+
+
 @contextmanager
 def llm_endpoint(
     settings: LLMSettings,
@@ -74,7 +91,7 @@ def llm_endpoint(
     never while it loads.
     """
     if settings.configured:
-        yield settings
+        yield with_served_model(settings)
         return
     model = resolve_model(model_path, model_name)
     scope = embedded_cache_scope(model)
