@@ -205,3 +205,62 @@ def test_the_executor_names_at_start_up_each_action_no_skill_runs(
         f"PDDL action 'water_plant' in {share_path('config', 'skills.yaml')}"
     ]
     assert skills.resolve("walk_to", ["shelf_1", "sink_1"]).roles == {"location": "sink_1"}
+
+
+def _scripted(monkeypatch: pytest.MonkeyPatch, rules: list) -> ScriptedModel:
+    model = ScriptedModel(yes_no=rules, default_yes_no=True)
+
+    @contextlib.contextmanager
+    def fake_open_model(args) -> Iterator[ScriptedModel]:
+        yield model
+
+    monkeypatch.setattr(run_cli, "open_model", fake_open_model)
+    return model
+
+
+def test_the_narrative_shows_the_cut_off_a_yes_did_not_reach(
+    own_task: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    _scripted(
+        monkeypatch,
+        [
+            (r"the can has a hole[^.]*\. Can the robot still use", False),
+            (r"Can a jug be used instead of the can", 0.898),
+            (r"instead of the can", 0.02),
+        ],
+    )
+    code = main(
+        ["run", "--tasks", str(own_task), "water_plant", "--situation",
+         "the can has a hole in its bottom", "--at", "grasp_can"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 3, out  # no solution
+    assert "(P 0.898, needs 0.90): not fit for the role" in out
+    assert "a jug: not fit for the role (P 0.898, needs 0.90)" in out
+
+
+def test_a_domain_with_no_put_down_is_named_as_the_cause(
+    own_task: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    _scripted(
+        monkeypatch,
+        [
+            (r"the can has a hole[^.]*\. Can the robot still use", False),
+            (r"Can a jug be used instead of the can", 0.97),
+            (r"instead of the can", 0.02),
+        ],
+    )
+    domain = own_task.parent / "water_plant" / "domain.pddl"
+    text = domain.read_text()
+    start = text.index("  (:action put_down")
+    domain.write_text(text[:start] + text[text.index("  (:action water_plant") :])
+    code = main(
+        ["run", "--tasks", str(own_task), "water_plant", "--situation",
+         "the can has a hole in its bottom", "--at", "fill_can"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 3, out  # no solution
+    assert (
+        "the robot holds can_1 ((holding can_1)) and the domain has no action to put it "
+        "down (only actions that do the task's work end holding)" in out
+    ), out
