@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     get_task(scenario.task)  # an unknown task is said before anything starts
     get_method(args.method)  # and an unknown method, or a method module that fails
-    run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
+    run_dir = args.out.expanduser().resolve() / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
     stop = threading.Event()

@@ -396,7 +396,7 @@ def _report_where(args: argparse.Namespace, record: RunSession, stream: Any) -> 
     except CowpError as err:
         print(f"cowp run: {err}", file=sys.stderr, flush=True)
         return False
-    print(f"report: {path}", file=stream, flush=True)
+    print(f"report: {Path(path).absolute()}", file=stream, flush=True)  # from any folder
     return True
 
 

@@ -264,3 +264,28 @@ def test_a_domain_with_no_put_down_is_named_as_the_cause(
         "the robot holds can_1 ((holding can_1)) and the domain has no action to put it "
         "down (only actions that do the task's work end holding)" in out
     ), out
+
+
+def test_cowp_skill_reads_your_own_tasks(own_task: Path, capsys) -> None:
+    assert main(["skill", "water_plant", "can_1", "plant_spot_1"]) == 1
+    assert "no skill for PDDL action 'water_plant'" in capsys.readouterr().err
+    assert main(["skill", "--tasks", str(own_task), "water_plant", "can_1", "plant_spot_1"]) == 0
+    out = capsys.readouterr().out
+    assert "drive to dining_area" in out and "dry run: nothing moved" in out
+
+
+def test_cowp_run_prints_the_report_path_absolute(
+    own_task: Path, scripted: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from cowp_ros.cowp.report_file import REPORTS_DIR_ENV
+
+    monkeypatch.delenv(REPORTS_DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--tasks", str(own_task), "water_plant", "--quiet"])
+    said = capsys.readouterr()
+    out = said.out + said.err
+    assert code == 0, out
+    (line,) = [line for line in out.splitlines() if line.startswith("report: ")]
+    path = Path(line.removeprefix("report: "))
+    assert path.is_absolute() and path.is_file()
+    assert path.parent == tmp_path / "build" / "reports"

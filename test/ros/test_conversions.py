@@ -160,7 +160,6 @@ def test_a_plan_result_survives_the_plan_response() -> None:
 
 def test_a_yes_short_of_its_threshold_keeps_its_word_and_cut_off_over_the_wire() -> None:
     from cowp_interfaces.srv import AcquireKnowledge
-
     from cowp_ros.cowp.answers import ROLE_ACTION, CandidateAssessment, RoleQuestion
     from cowp_ros.llm.language_model import YesNo
     from cowp_ros.ros.conversions import assessment_from_response, put_assessment
