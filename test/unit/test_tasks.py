@@ -106,12 +106,3 @@ def test_a_task_name_typo_gets_a_did_you_mean() -> None:
     with pytest.raises(CowpError) as caught:
         get_task("fly to the moon")
     assert "did you mean" not in caught.value.message
-
-
-def test_an_end_that_says_its_outcome_is_told_once() -> None:
-    from cowp_ros.cowp.driver import Outcome
-    from cowp_ros.cowp.session import RunEnd
-
-    told = RunEnd(Outcome.ABORTED, "aborted: unknown task 'x'").told()
-    assert told == "aborted: unknown task 'x'"
-    assert RunEnd(Outcome.ABORTED, "the planner died").told() == "aborted: the planner died"
