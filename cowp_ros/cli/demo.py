@@ -48,9 +48,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--scenario",
-        default="serve_water_cutlery_in_cup",
-        help="scenario in config/scenarios/ (default: serve_water_cutlery_in_cup, the "
-        "paper's demo situation; `--list` names them all)",
+        default=None,
+        help="scenario in config/scenarios/ or a YAML file (default: serve_water_cutlery_in_cup, "
+        "the paper's demo situation; `--list` names them all)",
+    )
+    parser.add_argument(
+        "--task",
+        metavar="NAME",
+        help="with no --scenario: this task in the world of its own problem, with no "
+        "situation (raise one with `cowp task situation`)",
     )
     parser.add_argument(
         "--list", action="store_true", help="list the scenarios with what each shows, and stop"
@@ -96,10 +102,16 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         return list_scenarios()
     started = time.monotonic()
+    run_dir = args.out.expanduser().resolve() / time.strftime("%Y%m%d_%H%M%S")
+    if args.scenario is None and args.task:
+        from cowp_ros.cli._task_world import write_task_world
+
+        args.scenario = str(write_task_world(args.task, run_dir))
+    elif args.scenario is None:
+        args.scenario = "serve_water_cutlery_in_cup"
     scenario = load_scenario(args.scenario)
     get_task(scenario.task)  # an unknown task is said before anything starts
     get_method(args.method)  # and an unknown method, or a method module that fails
-    run_dir = args.out.expanduser().resolve() / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
     stop = threading.Event()

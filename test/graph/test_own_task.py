@@ -289,3 +289,35 @@ def test_cowp_run_prints_the_report_path_absolute(
     path = Path(line.removeprefix("report: "))
     assert path.is_absolute() and path.is_file()
     assert path.parent == tmp_path / "build" / "reports"
+
+
+def test_a_world_made_from_the_tasks_own_problem(own_task: Path, tmp_path: Path) -> None:
+    from cowp_ros.cli._task_world import write_task_world
+    from cowp_ros.sim.scenario import load_scenario
+
+    main(["plan", "--tasks", str(own_task), "water_plant"])  # adds the registry
+    scenario = load_scenario(str(write_task_world("water_plant", tmp_path)))
+    assert scenario.task == "water_plant" and scenario.events == ()
+    where = {name: (o.location, o.graspable) for name, o in scenario.objects.items()}
+    assert where == {
+        "can_1": ("shelf", True),  # the task's object_locations
+        "jug_1": ("counter", True),
+        "vase_1": ("counter", True),
+        "shelf_1": ("shelf", False),  # a place: nothing the domain lets the robot hold
+        "sink_1": ("sink", False),
+        "plant_spot_1": ("dining_area", False),
+    }
+
+
+def test_a_task_world_names_an_object_with_no_location_and_the_fix(tmp_path: Path, capsys) -> None:
+    from cowp_ros.cli._task_world import write_task_world
+    from cowp_ros.errors import CowpError
+
+    registry = write_own_task(tmp_path / "mine")
+    registry.write_text(registry.read_text().replace("vase: counter, ", ""))
+    main(["plan", "--tasks", str(registry), "water_plant"])
+    capsys.readouterr()
+    with pytest.raises(CowpError) as caught:
+        write_task_world("water_plant", tmp_path / "world")
+    assert "no location for vase_1 (vase)" in caught.value.message
+    assert "add 'vase: LOCATION' to object_locations of water_plant" in caught.value.hint
