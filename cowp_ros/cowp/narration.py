@@ -208,6 +208,8 @@ def _run_entry(event: LoopEvent) -> Entry:
             if result.found:
                 steps = ", ".join(str(s) for s in result.steps) or "nothing left to do"
                 text = f"planned ({why}): {steps} [{result.seconds:.2f} s]"
+                if "still goes back to" in result.detail:  # said by the tidier
+                    text += f" ({result.detail.rsplit('; ', 1)[-1].rstrip(')')})"
             elif result.status is PlanStatus.TIMEOUT:
                 text = f"no plan in time ({why}): {result.detail}"
             else:

@@ -16,11 +16,14 @@ the end), so it can only return a valid plan:
    the cup" past "walk to the table" would replay as valid and be wrong.
 
 `TidyPlanner` wraps any `Planner` with it. The project's grounded method plans with it;
-the paper's COWP keeps its planner's plans as they are.
+the paper's COWP keeps its planner's plans as they are. Where the rewritten plan still
+takes the robot back to a place it left (a domain whose steps at a place need none of
+the walks between them), the plan's detail says so instead of calling it tidied.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -68,6 +71,38 @@ def tidy(task: PlanningTask, steps: Sequence[PlanStep]) -> list[PlanStep]:
     return plan
 
 
+_WHERE = re.compile(r"^(robot_)?(at|near|in_room)(_robot)?$|^robot_(at|near|in)$", re.IGNORECASE)
+"""One-place predicates that say where the robot is (`at`, `near`, `robot_at`, ...)."""
+
+
+def returns_to(task: PlanningTask, steps: Sequence[PlanStep]) -> list[str]:
+    """The places the robot goes back to after leaving them, in the order of `steps`.
+
+    A step's place is where its `at`-like facts put the robot (a walk's destination),
+    else where they need it; the route is the sequence of those places.
+    """
+    route: list[str] = []
+    for step in steps:
+        place = _place_of(task, step)
+        if place is not None and (not route or route[-1] != place):
+            route.append(place)
+    back: list[str] = []
+    for index, place in enumerate(route):
+        if place in route[:index] and place not in back:
+            back.append(place)
+    return back
+
+
+def _place_of(task: PlanningTask, step: PlanStep) -> str | None:
+    for atoms in (added_atoms(task, step), needed_atoms(task, step)):
+        places = {a.args[0] for a in atoms if len(a.args) == 1 and _WHERE.match(a.predicate)}
+        if len(places) == 1:
+            return places.pop()
+        if places:  # at two places at once: says nothing of a route
+            return None
+    return None
+
+
 class TidyPlanner:
     """A `Planner` whose plans are tidied (`tidy`); its name is the wrapped planner's."""
 
@@ -82,4 +117,6 @@ class TidyPlanner:
         steps = tuple(tidy(task, result.steps))
         if steps == result.steps:
             return result
-        return replace(result, steps=steps, detail=(result.detail + " (tidied)").strip())
+        back = returns_to(task, steps)
+        said = f"(shortened; it still goes back to {', '.join(back)})" if back else "(tidied)"
+        return replace(result, steps=steps, detail=f"{result.detail} {said}".strip())

@@ -505,3 +505,27 @@ def test_every_question_shares_one_prefix_for_the_servers_prompt_cache(fill) -> 
     monitor.check(FILL_PLAN, Situation("there is a power outage"), task, used(FILL_PLAN))
     assert len(model.prefixes) == 5  # use, dirt, the task's own words, need; the task question
     assert all(prefix == EXAMPLES for prefix in model.prefixes)
+
+
+def test_a_tidied_plan_that_still_goes_back_is_not_called_tidied() -> None:
+    from cowp_ros.planning import make_planner
+    from cowp_ros.planning.tidy import TidyPlanner, returns_to
+
+    task = get_task("serve_water").load()
+    route = [
+        PlanStep("find_cup", ("cup_1",)),
+        PlanStep("grasp_cup", ("cup_1",)),
+        PlanStep("walk_to", ("faucet_1",)),
+        PlanStep("fill_water", ("cup_1", "faucet_1")),
+        PlanStep("walk_to", ("table_1",)),
+        PlanStep("deliver_water", ("cup_1", "table_1")),
+    ]
+    assert returns_to(task, route) == []
+    there_and_back = [*route[:4], PlanStep("walk_to", ("table_1",)), *route[2:]]
+    assert returns_to(task, there_and_back) == ["faucet_1", "table_1"]
+    # set_table: the plate and the fork each go from the cupboard to the table
+    set_table = get_task("set_table").load()
+    result = TidyPlanner(make_planner("pyperplan")).solve(set_table, 60)
+    assert result.found and "(tidied)" not in result.detail
+    assert "it still goes back to table_1, cupboard_1" in result.detail
+    assert returns_to(set_table, result.steps) == ["table_1", "cupboard_1"]
