@@ -183,7 +183,7 @@ def _is_our_server(pid: int) -> bool:
     return SERVER_MODULE.encode() in command
 
 
-def _answers(record: ServerRecord, timeout_s: float = 5.0) -> bool:
+def _answers(record: ServerRecord, timeout_s: float = 10.0) -> bool:
     """Whether the server answers `/health` and serves the recorded model."""
     try:
         with urllib.request.urlopen(f"{record.url}/health", timeout=timeout_s) as reply:
@@ -205,8 +205,13 @@ def live_record(files: ServerFiles) -> ServerRecord | None:
     record = read_record(files)
     if record is None:
         return None
-    if _is_our_server(record.pid) and _answers(record):
-        return record
+    # A server busy with a long prompt on a loaded machine can be slow to answer even
+    # /health: a live server process gets a few tries before its record counts as stale.
+    for _ in range(3):
+        if not _is_our_server(record.pid):
+            break
+        if _answers(record):
+            return record
     with contextlib.suppress(FileNotFoundError):
         files.state.unlink()
     return None
