@@ -110,6 +110,13 @@ def run(args: argparse.Namespace) -> int:
     elif args.scenario is None:
         args.scenario = "serve_water_cutlery_in_cup"
     scenario = load_scenario(args.scenario)
+    if args.task and get_task(args.task).name != get_task(scenario.task).name:
+        raise CowpError(
+            f"--task {args.task} and --scenario {args.scenario} (a scenario of "
+            f"{scenario.task}) name two tasks",
+            hint="give --scenario for a scenario of the task, or --task alone for the "
+            "world of its own problem",
+        )
     get_task(scenario.task)  # an unknown task is said before anything starts
     get_method(args.method)  # and an unknown method, or a method module that fails
     run_dir.mkdir(parents=True, exist_ok=True)

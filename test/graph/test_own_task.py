@@ -321,3 +321,13 @@ def test_a_task_world_names_an_object_with_no_location_and_the_fix(tmp_path: Pat
         write_task_world("water_plant", tmp_path / "world")
     assert "no location for vase_1 (vase)" in caught.value.message
     assert "add 'vase: LOCATION' to object_locations of water_plant" in caught.value.hint
+
+
+def test_demo_refuses_a_task_and_a_scenario_of_another(tmp_path: Path, capsys) -> None:
+    code = main(
+        ["demo", "--task", "fill_cup", "--scenario", "serve_water_dirty_cup", "--out",
+         str(tmp_path / "demo")]
+    )  # fmt: skip
+    assert code == 1
+    assert "--task fill_cup and --scenario serve_water_dirty_cup" in capsys.readouterr().err
+    assert not (tmp_path / "demo").exists()  # nothing started
