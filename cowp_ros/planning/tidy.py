@@ -10,10 +10,12 @@ the end), so it can only return a valid plan:
 
 1. **Drop** each step whose removal keeps the plan valid (latest first).
 2. **Postpone** each step that needs nothing (no precondition: walking somewhere,
-   finding something) to right before the first step that needs what it does, so the
-   robot walks to the table when it is about to serve there. Steps with preconditions
-   keep their order: in a domain whose `near` facts are never deleted, moving "fill
-   the cup" past "walk to the table" would replay as valid and be wrong.
+   finding something), and each walk (a step that puts the robot somewhere and needs
+   it nowhere, whatever else it needs), to right before the first step that needs what
+   it does, so the robot walks to the table when it is about to serve there. Other
+   steps with preconditions keep their order: in a domain whose `near` facts are never
+   deleted, moving "fill the cup" past "walk to the table" would replay as valid and be
+   wrong.
 
 `TidyPlanner` wraps any `Planner` with it. The project's grounded method plans with it;
 the paper's COWP keeps its planner's plans as they are. Where the rewritten plan still
@@ -59,7 +61,7 @@ def tidy(task: PlanningTask, steps: Sequence[PlanStep]) -> list[PlanStep]:
         index -= 1
     for index in range(len(plan) - 1, -1, -1):
         step = plan[index]
-        if precondition_literals(task, step.action):
+        if precondition_literals(task, step.action) and not _is_walk(task, step):
             continue
         rest = plan[:index] + plan[index + 1 :]
         consumer = _first_consumer(task, step, rest[index:])
@@ -91,6 +93,18 @@ def returns_to(task: PlanningTask, steps: Sequence[PlanStep]) -> list[str]:
         if place in route[:index] and place not in back:
             back.append(place)
     return back
+
+
+def _is_walk(task: PlanningTask, step: PlanStep) -> bool:
+    """A step that takes the robot somewhere (it makes an `at`-like fact true) and needs
+    it nowhere: done later, it walks later, and nothing is done at the wrong place."""
+    needs_place = any(
+        len(a.args) == 1 and _WHERE.match(a.predicate) for a in needed_atoms(task, step)
+    )
+    adds_place = any(
+        len(a.args) == 1 and _WHERE.match(a.predicate) for a in added_atoms(task, step)
+    )
+    return adds_place and not needs_place
 
 
 def _place_of(task: PlanningTask, step: PlanStep) -> str | None:
