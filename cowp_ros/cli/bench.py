@@ -52,10 +52,9 @@ from cowp_ros.bench.seeds import REGISTRY, check_test_run, developed, register_s
 from cowp_ros.cli.llm import add_llm_arguments, add_model_arguments, settings_from_args
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.client import OpenAICompatibleModel
-from cowp_ros.llm.endpoint import llm_endpoint
+from cowp_ros.llm.endpoint import RunningServer, describe_server, llm_endpoint
 from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.llm.local_server import LocalServer
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.tasks import TaskSpec, all_tasks, split_tasks
 
@@ -592,5 +591,5 @@ def _pairs(
     return 1 if wrong else 0
 
 
-def _started(server: LocalServer) -> None:
-    _say(f"\nstarted the embedded model {server.model.name} in {server.start_seconds:.1f} s")
+def _started(server: RunningServer) -> None:
+    _say("\n" + describe_server(server))

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 
 from cowp_ros.bringup.doctor import check_profile
-from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
+from cowp_ros.bringup.spec import Profile, load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
 from cowp_ros.cli._tasks import add_tasks_argument, apply_tasks
+from cowp_ros.errors import CowpError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="NODE.PARAM=VALUE",
         help="override a node parameter (YAML value), e.g. sim_world.scenario=NAME",
     )
+    parser.add_argument(
+        "--task",
+        metavar="NAME",
+        help="sim profiles: the world of this task's problem (its objects where the "
+        "executor would find them), when no sim_world.scenario is set",
+    )
     add_tasks_argument(parser)
     parser.set_defaults(func=run)
 
@@ -44,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     apply_tasks(args)  # the nodes inherit COWP_TASKS: they know your tasks too
     profile = load_profile(args.profile, args.spec)
-    profile = with_parameter_overrides(profile, args.set)
+    profile = with_parameter_overrides(profile, [*_task_world_override(args, profile), *args.set])
     check_profile(profile)  # refuse before starting anything, naming what is missing
     print(f"profile '{profile.name}': {profile.description}")
     for spec in profile.nodes:
@@ -67,3 +74,22 @@ def run(args: argparse.Namespace) -> int:
     finally:
         codes = supervisor.stop()
         print("stopped: " + ", ".join(f"{name} ({code})" for name, code in codes.items()))
+
+
+def _task_world_override(args: argparse.Namespace, profile: Profile) -> list[str]:
+    """`sim_world.scenario=FILE`: the world of `--task`'s problem, written beside the
+    logs, unless the profile has no sim_world or `--set` names its scenario."""
+    if not args.task:
+        return []
+    if not any(node.name == "sim_world" for node in profile.nodes):
+        raise CowpError(
+            f"--task {args.task}: profile '{profile.name}' has no sim_world to build a world",
+            hint="the robot's world is what it has: set task_manager.present_objects instead",
+        )
+    if any(item.startswith("sim_world.scenario=") for item in args.set):
+        return []
+    from cowp_ros.cli._task_world import write_task_world  # the skill layer, only here
+
+    path = write_task_world(args.task, args.log_dir)
+    print(f"sim_world: the world of {args.task}'s problem, with no events ({path})")
+    return [f"sim_world.scenario={path}"]

@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.names import (
@@ -27,6 +28,9 @@ from cowp_ros.ros.names import (
     TOPIC_TYPES,
     WRIST_IMAGE_TOPIC,
 )
+
+if TYPE_CHECKING:
+    from cowp_ros.llm.endpoint import RunningServer
 
 # The node that holds each profile's world (its scenario, its objects).
 WORLD_NODES = {"sim": "sim_world", "physics": "physics_world"}
@@ -63,9 +67,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--scenario",
-        default="serve_water_cutlery_in_cup",
-        help="scenario in config/scenarios/ (default: serve_water_cutlery_in_cup, the "
-        "paper's demo situation; `--list` names them all)",
+        default=None,
+        help="scenario in config/scenarios/ or a YAML file (default: serve_water_cutlery_in_cup, "
+        "the paper's demo situation; `--list` names them all)",
+    )
+    parser.add_argument(
+        "--task",
+        metavar="NAME",
+        help="with no --scenario: this task in the world of its own problem, with no "
+        "situation (raise one with `cowp task situation`)",
     )
     parser.add_argument(
         "--list", action="store_true", help="list the scenarios with what each shows, and stop"
@@ -111,10 +121,23 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         return list_scenarios()
     started = time.monotonic()
+    run_dir = args.out.expanduser().resolve() / time.strftime("%Y%m%d_%H%M%S")
+    if args.scenario is None and args.task:
+        from cowp_ros.cli._task_world import write_task_world
+
+        args.scenario = str(write_task_world(args.task, run_dir))
+    elif args.scenario is None:
+        args.scenario = "serve_water_cutlery_in_cup"
     scenario = load_scenario(args.scenario)
+    if args.task and get_task(args.task).name != get_task(scenario.task).name:
+        raise CowpError(
+            f"--task {args.task} and --scenario {args.scenario} (a scenario of "
+            f"{scenario.task}) name two tasks",
+            hint="give --scenario for a scenario of the task, or --task alone for the "
+            "world of its own problem",
+        )
     get_task(scenario.task)  # an unknown task is said before anything starts
     get_method(args.method)  # and an unknown method, or a method module that fails
-    run_dir = args.out / time.strftime("%Y%m%d_%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
     stop = threading.Event()
@@ -223,11 +246,10 @@ def list_scenarios() -> int:
     return 0
 
 
-def _said_started(server) -> None:
-    print(
-        f"started the embedded model in {server.start_seconds:.1f} s "
-        f"({server.rss_bytes() / 2**30:.2f} GiB resident)"
-    )
+def _said_started(server: RunningServer) -> None:
+    from cowp_ros.llm.endpoint import describe_server
+
+    print(describe_server(server))
 
 
 def expected_outcome(name: str) -> str:

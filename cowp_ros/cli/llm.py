@@ -1,20 +1,27 @@
 """`cowp llm`: run, query, evaluate and provision the language model COWP reasons with.
 
     cowp llm serve                 the embedded model on 127.0.0.1 until Ctrl-C
+    cowp llm status                the machine's shared embedded model server, if running
+    cowp llm stop                  stop it now (it also stops once unused for a while)
     cowp llm ask "Is it ...?"      one question: answer, P(yes), latency
     cowp llm eval                  check set accuracy, GPT-3 agreement, latency, memory
     cowp llm provision             assemble and verify the model weights (setup does it)
 
 `ask` and `eval` use the server named by --llm-url / OPENAI_BASE_URL when there is one,
-and otherwise start the embedded model for the duration of the command.
+and otherwise the machine's one embedded model server: the first command that needs it
+starts it, later ones reuse it, and it stops once no command has used it for
+COWP_LLM_KEEP_ALIVE seconds (default 300; 0 gives every command a server of its own).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,13 +29,25 @@ from typing import Any
 from cowp_ros.cli._arguments import positive_seconds
 from cowp_ros.errors import CowpError
 from cowp_ros.llm import evaluation as llm_eval
-from cowp_ros.llm.endpoint import open_model
+from cowp_ros.llm import shared_server
+from cowp_ros.llm.endpoint import (
+    RunningServer,
+    describe_server,
+    embedded_cache_scope,
+    open_model,
+)
 from cowp_ros.llm.language_model import Example
-from cowp_ros.llm.local_server import LocalServer, ServerOptions, serve_forever
+from cowp_ros.llm.local_server import (
+    DEFAULT_CONTEXT,
+    ServerOptions,
+    process_rss_bytes,
+    serve_forever,
+)
 from cowp_ros.llm.model_store import (
     MODEL_NAME_ENV,
     MODEL_PATH_ENV,
     MODELS,
+    ResolvedModel,
     provision,
     resolve_model,
     verify_resolved,
@@ -104,13 +123,8 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _server_started(server: LocalServer) -> None:
-    rss = server.rss_bytes()
-    memory = f", {rss / 2**30:.2f} GiB resident" if rss else ""
-    _say(
-        f"started the embedded model {server.model.name} at {server.base_url} "
-        f"in {server.start_seconds:.1f} s{memory}"
-    )
+def _server_started(server: RunningServer) -> None:
+    _say(describe_server(server))
     if server.model.spec is not None:
         _say(f"  weights: {server.model.spec.description}")
 
@@ -119,6 +133,8 @@ def _server_started(server: LocalServer) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """The machine's shared server in the foreground (started, or found already loaded)
+    until Ctrl-C; with its own --host, --port or --ctx, a server of its own here."""
     model = resolve_model(args.model_path, args.model)
     _say(f"verifying {model.path} ...")
     info = verify_resolved(model)
@@ -126,6 +142,8 @@ def _serve(args: argparse.Namespace) -> int:
         _say(f"{model.spec.description}.")
     else:
         _say(f"your model file ({info.architecture}, '{info.general_name}'): not pinned by us.")
+    if (args.host, args.port, args.ctx) == ("127.0.0.1", 0, DEFAULT_CONTEXT):
+        return _serve_shared(model, args.threads)
     options = ServerOptions(
         model_path=model.path,
         model_name=model.name,
@@ -135,6 +153,58 @@ def _serve(args: argparse.Namespace) -> int:
         threads=args.threads,
     )
     serve_forever(options)
+    return 0
+
+
+def _serve_shared(model: ResolvedModel, threads: int | None) -> int:
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    server = shared_server.acquire(
+        model,
+        embedded_cache_scope(model),
+        keep_alive=shared_server.keep_alive_s() or shared_server.DEFAULT_KEEP_ALIVE_S,
+        threads=threads,
+        say=_say,
+    )
+    try:
+        _say(describe_server(server))
+        print(f"OpenAI clients: OPENAI_BASE_URL={server.base_url} (any API key)", flush=True)
+        print("Ctrl-C stops it (unless another command still uses it).", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            while not stop.wait(0.5):
+                pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        files = server.files
+        server.release()
+        stopped = shared_server.stop_server(files, only_if_unused=True)
+        _say("stopped it" if stopped else "left it to the commands that still use it")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    running = shared_server.servers()
+    if not running:
+        print(f"no embedded model server is running (runtime folder {shared_server.runtime_dir()})")
+        return 0
+    for record in running:
+        users = "in use" if shared_server.in_use(record) else "idle"
+        rss = process_rss_bytes(record.pid)
+        memory = f", {rss / 2**30:.2f} GiB resident" if rss else ""
+        up = time.time() - record.started_at
+        print(
+            f"{record.model} at {record.base_url}: pid {record.pid}, up {up:.0f} s, {users}"
+            f"{memory}, stops once unused for {record.keep_alive_s:g} s ({record.model_path})"
+        )
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    stopped = shared_server.stop_servers()
+    for record in stopped:
+        print(f"stopped {record.model} at {record.base_url} (pid {record.pid})")
+    if not stopped:
+        print("no embedded model server was running")
     return 0
 
 
@@ -223,7 +293,7 @@ def _eval(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {"load_before": os.getloadavg()[0]}
     server_facts: dict[str, Any] = {}
 
-    def started(server: LocalServer) -> None:
+    def started(server: RunningServer) -> None:
         _server_started(server)
         server_facts.update(start_s=server.start_seconds, server=server)
 
@@ -345,9 +415,14 @@ def register(subparsers: Any) -> None:
     add_model_arguments(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=0, help="0 (default) takes a free port")
-    serve.add_argument("--ctx", type=int, default=2048, help="context length in tokens")
+    serve.add_argument("--ctx", type=int, default=DEFAULT_CONTEXT, help="context length in tokens")
     serve.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
     serve.set_defaults(func=_serve)
+
+    status = commands.add_parser("status", help="the shared embedded model server, if running")
+    status.set_defaults(func=_status)
+    stop = commands.add_parser("stop", help="stop the shared embedded model server now")
+    stop.set_defaults(func=_stop)
 
     ask = commands.add_parser("ask", help="ask one question and time the answer")
     ask.add_argument("question")

@@ -34,7 +34,7 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cowp_ros.cli._arguments import list_tasks_in_help
 from cowp_ros.cli._tasks import (
@@ -66,6 +66,9 @@ from cowp_ros.planning import Planner, make_planner
 from cowp_ros.safe_text import clean, situation_text
 from cowp_ros.tasks import TaskSpec
 from cowp_ros.tasks.phrases import ActionPhrases
+
+if TYPE_CHECKING:
+    from cowp_ros.llm.endpoint import RunningServer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -171,11 +174,12 @@ def open_model(args: argparse.Namespace) -> Iterator[LanguageModel]:
         yield model
 
 
-def _say_started(server: object) -> None:
-    """Tell the user that the embedded model was started (and where), on stderr."""
-    model = getattr(getattr(server, "model", None), "name", "the local model")
-    where = getattr(server, "base_url", "")
-    print(f"started {model} at {where} (no --llm-url given)", file=sys.stderr, flush=True)
+def _say_started(server: RunningServer) -> None:
+    """Tell the user which embedded model answers (started now, or already loaded), on
+    stderr."""
+    from cowp_ros.llm.endpoint import describe_server
+
+    print(f"{describe_server(server)} (no --llm-url given)", file=sys.stderr, flush=True)
 
 
 def print_event(event: Event) -> None:
@@ -392,7 +396,7 @@ def _report_where(args: argparse.Namespace, record: RunSession, stream: Any) -> 
     except CowpError as err:
         print(f"cowp run: {err}", file=sys.stderr, flush=True)
         return False
-    print(f"report: {path}", file=stream, flush=True)
+    print(f"report: {Path(path).absolute()}", file=stream, flush=True)  # from any folder
     return True
 
 

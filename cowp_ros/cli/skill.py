@@ -17,6 +17,7 @@ import argparse
 import threading
 from pathlib import Path
 
+from cowp_ros.cli._tasks import add_tasks_argument, apply_tasks
 from cowp_ros.errors import CowpError
 from cowp_ros.resources import share_path
 from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
@@ -70,6 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=600.0,
         help="--run: seconds the step may take before it is canceled",
     )
+    add_tasks_argument(parser)  # your own tasks' actions and skills, as the executor knows them
     parser.set_defaults(func=run)
 
 
@@ -157,6 +159,7 @@ def run_on_robot(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_tasks(args)
     if args.list:
         list_skills(load(args)[1])
         return 0

@@ -67,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def send_task(args: argparse.Namespace) -> int:
     from cowp_ros.cowp.driver import Outcome
+    from cowp_ros.cowp.session import RunEnd
     from cowp_ros.ros.clients.narrative import follow_task
     from cowp_ros.ros.clients.task_client import TaskClient
 
@@ -86,7 +87,7 @@ def send_task(args: argparse.Namespace) -> int:
         print(f"RunTask: {args.task}", flush=True)
         client.run_task(args.task)
         result = follow_task(client, args.timeout, stop)
-    print(f"outcome: {result.outcome.value}: {result.explanation}")
+    print(f"outcome: {RunEnd(result.outcome, result.explanation).told()}")  # one "aborted:"
     print(f"executed: {' '.join(result.executed_steps) or 'nothing'}")
     if result.report_path:
         print(f"report: {result.report_path}")

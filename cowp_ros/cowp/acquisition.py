@@ -95,11 +95,13 @@ def refusal_of(assessment: CandidateAssessment) -> Refusal:
     its own words ("Is it suitable for a robot to turn on a broom?": "turn on a
     broom"), or the role itself."""
     first = next((q for q in assessment.questions if not q.suitable), None)
-    if first is None or first.action == ROLE_ACTION:
+    if first is None:
         return Refusal(assessment.candidate_type)
+    if first.action == ROLE_ACTION:
+        return Refusal(assessment.candidate_type, cut_off=first.cut_off)
     words = _SUITABLE_TO.search(first.question.strip())
     doing = words.group(1).strip() if words else first.action.replace("_", " ")
-    return Refusal(assessment.candidate_type, doing)
+    return Refusal(assessment.candidate_type, doing, first.cut_off)
 
 
 def ruled_out_by(acquirer: Acquirer, role_type: str | None) -> tuple[str, ...]:

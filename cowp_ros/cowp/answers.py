@@ -124,6 +124,19 @@ class RoleQuestion:
     answer: YesNo
     suitable: bool
     unclear: bool
+    threshold: float | None = None
+    """The P(yes) the answer needed, where P(yes) decided it (None: its word did): a
+    "Yes" under it is not enough, and the narrative says so with both figures."""
+
+    @property
+    def cut_off(self) -> str:
+        """ "P 0.898, needs 0.90" where the threshold, not the answer's word, decided (a
+        "Yes" that was not enough, an unclear answer), else ""."""
+        if self.threshold is None or self.answer.p_yes is None:
+            return ""
+        if self.answer.answer is not None and self.answer.answer == self.suitable:
+            return ""
+        return f"P {self.answer.p_yes:.3f}, needs {self.threshold:.2f}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +148,7 @@ class RoleQuestion:
             "cached": self.answer.cached,
             "suitable": self.suitable,
             "unclear": self.unclear,
+            "threshold": self.threshold,
         }
 
 

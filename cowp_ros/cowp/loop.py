@@ -61,7 +61,7 @@ from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, Phase
 from cowp_ros.cowp.repairs import add_stand_in, block_step
 from cowp_ros.cowp.report import CowpReport
-from cowp_ros.cowp.roles import role_actions
+from cowp_ros.cowp.roles import held_without_release, role_actions
 from cowp_ros.cowp.run_report import usage_summary
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
@@ -342,7 +342,8 @@ class OpenWorldPlanner:
             )
             return Reaction.NO_SOLUTION
         refused = tuple(self._state.refused.get(role_type or "", ()))
-        self._give_up(NoRole(situation, role_type, asked, refused, ruled_out))
+        held = held_without_release(self.task, fact.subject if fact else None)
+        self._give_up(NoRole(situation, role_type, asked, refused, ruled_out, held))
         return Reaction.NO_SOLUTION
 
     def _acquire(self, step: PlanStep, role_type: str, situation: str) -> bool:

@@ -101,6 +101,8 @@ class Refusal:
 
     candidate_type: str
     doing: str = ""
+    cut_off: str = ""
+    """ "P 0.898, needs 0.90" where P(yes) fell short of a threshold, else ""."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,8 @@ class NoRole:
     asked: int = 0
     refused: tuple[Refusal, ...] = ()
     ruled_out: tuple[str, ...] = ()
+    held: str = ""
+    """Why the hand cannot take a stand-in (`roles.held_without_release`), or ""."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from cowp_ros.cowp.answers import MonitorVerdict
+from cowp_ros.cowp.answers import ROLE_ACTION, MonitorVerdict, RoleQuestion
 from cowp_ros.cowp.events import EventKind
 from cowp_ros.cowp.loop_events import (
     Asked,
@@ -166,7 +166,7 @@ def _change_entry(event: LoopEvent) -> Entry:
         case RoleAsked(candidate, question):
             return (
                 EventKind.ACQUIRER,
-                f"asked: {question.question} -> {question.answer.text.strip() or '?'}",
+                f"asked: {question.question} -> {_role_answer_text(question)}",
                 {"candidate": candidate, **question.to_dict()},
             )
         case Chose(selection, role_type):
@@ -200,6 +200,18 @@ def _change_entry(event: LoopEvent) -> Entry:
             return _run_entry(event)
 
 
+def _role_answer_text(question: RoleQuestion) -> str:
+    """The answer as said, with the cut-off where P(yes) decided ("Yes (P 0.898, needs
+    0.90): not fit for the role"): a "Yes" that was not enough must not read as a yes."""
+    said = question.answer.text.strip() or "?"
+    if not question.cut_off:
+        return said
+    said = f"{said} ({question.cut_off})"
+    if question.suitable:
+        return said
+    return f"{said}: {'not fit for the role' if question.action == ROLE_ACTION else 'not suitable'}"
+
+
 def _run_entry(event: LoopEvent) -> Entry:
     """Plans, steps and the outcome."""
     match event:
@@ -208,6 +220,8 @@ def _run_entry(event: LoopEvent) -> Entry:
             if result.found:
                 steps = ", ".join(str(s) for s in result.steps) or "nothing left to do"
                 text = f"planned ({why}): {steps} [{result.seconds:.2f} s]"
+                if "still goes back to" in result.detail:  # said by the tidier
+                    text += f" ({result.detail.rsplit('; ', 1)[-1].rstrip(')')})"
             elif result.status is PlanStatus.TIMEOUT:
                 text = f"no plan in time ({why}): {result.detail}"
             else:
@@ -271,13 +285,13 @@ def failure_text(reason: NoSolution) -> str:
                 f"{sentence(situation)}, and no stand-in can help: it is about {about}, "
                 f"not an object of {step_description}"
             )
-        case NoRole(situation, role_type, asked, refused, ruled_out):
+        case NoRole(situation, role_type, asked, refused, ruled_out, held):
             if role_type is None:
                 return f"{sentence(situation)}, and nothing to try"
             why = _refusals_text(role_type, asked, refused, ruled_out)
             return (
                 f"{sentence(situation)}, and no present object could take "
-                f"{noun(role_type)}'s role{why}"
+                f"{noun(role_type)}'s role{why}" + (f": {held}" if held else "")
             )
         case PlanRanOut():
             return "the plan ran out before the goal was reached"
@@ -302,9 +316,12 @@ def _refusals_text(
             return f" ({_no_action_text(role_type, ruled_out)})"
         return f" (no kind present is close enough to {noun(role_type, 'a')} to ask about)"
     said = [
-        f"{noun(r.candidate_type, 'a')}: not suitable to {r.doing}"
-        if r.doing
-        else f"{noun(r.candidate_type, 'a')}: not fit for the role"
+        (
+            f"{noun(r.candidate_type, 'a')}: not suitable to {r.doing}"
+            if r.doing
+            else f"{noun(r.candidate_type, 'a')}: not fit for the role"
+        )
+        + (f" ({r.cut_off})" if r.cut_off else "")
         for r in refused
     ]
     others = asked - len(refused)

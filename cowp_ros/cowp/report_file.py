@@ -34,8 +34,10 @@ DEFAULT_REPORTS_DIR = Path("build") / "reports"
 def reports_folder(configured: str | Path | None = None) -> Path:
     """Where reports go: the folder a caller was given, else `$COWP_REPORTS_DIR`, else
     build/reports. One rule for `cowp run` and the task manager, so a user who sets the
-    variable finds every report of a session in one place."""
-    return Path(configured or os.environ.get(REPORTS_DIR_ENV) or DEFAULT_REPORTS_DIR)
+    variable finds every report of a session in one place. Absolute: the path is printed
+    and handed to other processes, which run in other folders."""
+    folder = Path(configured or os.environ.get(REPORTS_DIR_ENV) or DEFAULT_REPORTS_DIR)
+    return Path(os.path.abspath(folder.expanduser()))  # no symlink followed
 
 
 def report_name(stem: str, unique: str = "", now: float | None = None) -> str:

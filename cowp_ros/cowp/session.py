@@ -128,8 +128,9 @@ class RunSession:
             return self.drive(loop, robot)
         except RunCancelledError:  # while composing: the drive tells its own
             self.end = RunEnd(Outcome.CANCELED, "canceled by the user")
-        except CowpError as err:
-            self.end = RunEnd(Outcome.ABORTED, f"aborted: {err.message}")
+        except CowpError as err:  # with its fix: on the graph this line is all one reads
+            fix = f" -> {err.hint}" if err.hint else ""
+            self.end = RunEnd(Outcome.ABORTED, f"aborted: {err.message}{fix}")
         except Exception as err:  # a bug: still end the run with a reason, never silently
             self.bug = traceback.format_exc()
             self.end = RunEnd(

@@ -30,6 +30,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -120,8 +121,15 @@ def _start_in_process(options: ServerOptions) -> Any:
         ) from err
 
 
-def serve_forever(options: ServerOptions, *, announce: bool = False) -> None:
-    """Run the server here until SIGINT/SIGTERM; print the URL once it is listening."""
+def serve_forever(
+    options: ServerOptions,
+    *,
+    announce: bool = False,
+    should_stop: Callable[[], bool] | None = None,
+) -> None:
+    """Run the server here until SIGINT/SIGTERM, or until `should_stop()` (asked every
+    half second: a shared server's idle rule, see `shared_server.IdleStop`) says so;
+    print the URL once it is listening."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:
@@ -139,14 +147,15 @@ def serve_forever(options: ServerOptions, *, announce: bool = False) -> None:
             print("OpenAI clients: OPENAI_BASE_URL=" + url + "/v1 (any API key)", flush=True)
             print("Ctrl-C stops it.", flush=True)
         while not stop.wait(0.5):
-            pass
+            if should_stop is not None and should_stop():
+                break
         del server  # the destructor stops the HTTP loop and frees the model
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _rss_bytes(pid: int) -> int | None:
+def process_rss_bytes(pid: int) -> int | None:
     """Resident memory of a process (Linux /proc), None where unavailable."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -221,7 +230,7 @@ class LocalServer:
 
     def rss_bytes(self) -> int | None:
         """Resident memory of the server process now."""
-        return _rss_bytes(self._process.pid) if self._process else None
+        return process_rss_bytes(self._process.pid) if self._process else None
 
     def start(self) -> LocalServer:
         """Verify the model, start the child, wait until it is ready."""
@@ -364,6 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--announce", action="store_true", help="print a JSON ready line")
     parser.add_argument("--no-verify", action="store_true", help="skip the sha256 check")
+    parser.add_argument(
+        "--shared-files", default=None, help="a shared server's runtime files (their stem)"
+    )
+    parser.add_argument(
+        "--keep-alive", type=float, default=0.0, help="a shared server's seconds without users"
+    )
     args = parser.parse_args(argv)
     try:
         model = resolve_model(args.model_path, None if args.model_path else args.model_name)
@@ -377,7 +392,12 @@ def main(argv: list[str] | None = None) -> int:
             n_ctx=args.ctx,
             threads=args.threads,
         )
-        serve_forever(options, announce=args.announce)
+        should_stop = None
+        if args.shared_files:
+            from cowp_ros.llm.shared_server import IdleStop, ServerFiles
+
+            should_stop = IdleStop(ServerFiles.at(Path(args.shared_files)), args.keep_alive)
+        serve_forever(options, announce=args.announce, should_stop=should_stop)
     except CowpError as err:
         print(f"local_server: error: {err}", file=sys.stderr)
         print(f"local_server: error: {err}", flush=True)

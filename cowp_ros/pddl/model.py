@@ -33,6 +33,7 @@ from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_PDDL_BYTES, LimitError, check_size, read_regular_file
 from cowp_ros.pddl.formulas import conjuncts_of
 from cowp_ros.pddl.reader import PddlSyntaxError, normalize_domain, normalize_problem
+from cowp_ros.pddl.syntax_errors import explain
 
 ROOT_TYPE = "object"
 MAX_NESTING = 100
@@ -467,7 +468,7 @@ def _parse_domain(text: str, source: str) -> tuple[Domain, frozenset[str]]:
     try:
         domain = _parse_with("domain", _DomainReader, normalized.text)
     except _parse_errors() as err:
-        raise PddlLoadError(f"cannot parse domain {source}: {_first_line(err)}") from err
+        raise _load_error(err, text, f"domain {source}") from err
     return domain, normalized.hidden_requirements
 
 
@@ -480,7 +481,16 @@ def _parse_problem(text: str, source: str) -> Problem:
     try:
         return _parse_with("problem", ProblemTransformer, normalized)
     except _parse_errors() as err:
-        raise PddlLoadError(f"cannot parse problem {source}: {_first_line(err)}") from err
+        raise _load_error(err, text, f"problem {source}") from err
+
+
+def _load_error(err: BaseException, text: str, where: str) -> PddlLoadError:
+    """The parser's refusal in words (the file, the line, what is wrong: `syntax_errors`),
+    else its first lines."""
+    said = explain(err, text, where)
+    if said is not None:
+        return PddlLoadError(said, hint="fix that line of the file, then run the command again")
+    return PddlLoadError(f"cannot parse {where}: {_first_line(err)}")
 
 
 def _first_line(err: BaseException) -> str:

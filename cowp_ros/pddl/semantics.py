@@ -126,10 +126,31 @@ def apply_effect(
     state |= adds
 
 
+def effect_predicates(effect: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The predicate names an effect can make true and false, wherever they are in it."""
+    adds: set[str] = set()
+    deletes: set[str] = set()
+
+    def visit(part: Any) -> None:
+        if isinstance(part, Predicate):
+            adds.add(str(part.name))
+        elif isinstance(part, Not) and isinstance(part.argument, Predicate):
+            deletes.add(str(part.argument.name))
+        elif isinstance(part, And):
+            for op in part.operands:
+                visit(op)
+        elif isinstance(part, When | Forall):
+            visit(part.effect)
+
+    visit(effect)
+    return frozenset(adds), frozenset(deletes)
+
+
 __all__ = [
     "UnsupportedFormulaError",
     "apply_effect",
     "effect_changes",
+    "effect_predicates",
     "ground_atom",
     "holds",
 ]

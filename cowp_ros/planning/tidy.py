@@ -10,17 +10,22 @@ the end), so it can only return a valid plan:
 
 1. **Drop** each step whose removal keeps the plan valid (latest first).
 2. **Postpone** each step that needs nothing (no precondition: walking somewhere,
-   finding something) to right before the first step that needs what it does, so the
-   robot walks to the table when it is about to serve there. Steps with preconditions
-   keep their order: in a domain whose `near` facts are never deleted, moving "fill
-   the cup" past "walk to the table" would replay as valid and be wrong.
+   finding something), and each walk (a step that puts the robot somewhere and needs
+   it nowhere, whatever else it needs), to right before the first step that needs what
+   it does, so the robot walks to the table when it is about to serve there. Other
+   steps with preconditions keep their order: in a domain whose `near` facts are never
+   deleted, moving "fill the cup" past "walk to the table" would replay as valid and be
+   wrong.
 
 `TidyPlanner` wraps any `Planner` with it. The project's grounded method plans with it;
-the paper's COWP keeps its planner's plans as they are.
+the paper's COWP keeps its planner's plans as they are. Where the rewritten plan still
+takes the robot back to a place it left (a domain whose steps at a place need none of
+the walks between them), the plan's detail says so instead of calling it tidied.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -56,7 +61,7 @@ def tidy(task: PlanningTask, steps: Sequence[PlanStep]) -> list[PlanStep]:
         index -= 1
     for index in range(len(plan) - 1, -1, -1):
         step = plan[index]
-        if precondition_literals(task, step.action):
+        if precondition_literals(task, step.action) and not _is_walk(task, step):
             continue
         rest = plan[:index] + plan[index + 1 :]
         consumer = _first_consumer(task, step, rest[index:])
@@ -66,6 +71,50 @@ def tidy(task: PlanningTask, steps: Sequence[PlanStep]) -> list[PlanStep]:
         if replay(task, moved):
             plan = moved
     return plan
+
+
+_WHERE = re.compile(r"^(robot_)?(at|near|in_room)(_robot)?$|^robot_(at|near|in)$", re.IGNORECASE)
+"""One-place predicates that say where the robot is (`at`, `near`, `robot_at`, ...)."""
+
+
+def returns_to(task: PlanningTask, steps: Sequence[PlanStep]) -> list[str]:
+    """The places the robot goes back to after leaving them, in the order of `steps`.
+
+    A step's place is where its `at`-like facts put the robot (a walk's destination),
+    else where they need it; the route is the sequence of those places.
+    """
+    route: list[str] = []
+    for step in steps:
+        place = _place_of(task, step)
+        if place is not None and (not route or route[-1] != place):
+            route.append(place)
+    back: list[str] = []
+    for index, place in enumerate(route):
+        if place in route[:index] and place not in back:
+            back.append(place)
+    return back
+
+
+def _is_walk(task: PlanningTask, step: PlanStep) -> bool:
+    """A step that takes the robot somewhere (it makes an `at`-like fact true) and needs
+    it nowhere: done later, it walks later, and nothing is done at the wrong place."""
+    needs_place = any(
+        len(a.args) == 1 and _WHERE.match(a.predicate) for a in needed_atoms(task, step)
+    )
+    adds_place = any(
+        len(a.args) == 1 and _WHERE.match(a.predicate) for a in added_atoms(task, step)
+    )
+    return adds_place and not needs_place
+
+
+def _place_of(task: PlanningTask, step: PlanStep) -> str | None:
+    for atoms in (added_atoms(task, step), needed_atoms(task, step)):
+        places = {a.args[0] for a in atoms if len(a.args) == 1 and _WHERE.match(a.predicate)}
+        if len(places) == 1:
+            return places.pop()
+        if places:  # at two places at once: says nothing of a route
+            return None
+    return None
 
 
 class TidyPlanner:
@@ -82,4 +131,6 @@ class TidyPlanner:
         steps = tuple(tidy(task, result.steps))
         if steps == result.steps:
             return result
-        return replace(result, steps=steps, detail=(result.detail + " (tidied)").strip())
+        back = returns_to(task, steps)
+        said = f"(shortened; it still goes back to {', '.join(back)})" if back else "(tidied)"
+        return replace(result, steps=steps, detail=f"{result.detail} {said}".strip())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cowp_interfaces.msg import PlanStep as PlanStepMsg
@@ -315,6 +315,7 @@ def put_assessment(response: AcquireKnowledge.Response, assessment: CandidateAss
         response.suitable.append(q.suitable)
         response.unclear.append(q.unclear)
         response.cached.append(q.answer.cached)
+        response.thresholds.append(-1.0 if q.threshold is None else q.threshold)
 
 
 def assessment_from_response(
@@ -333,10 +334,32 @@ def assessment_from_response(
             unclear,
             bool(response.cached[index]),
         )
+        threshold = float(response.thresholds[index]) if index < len(response.thresholds) else -1.0
+        if threshold >= 0 and not unclear:
+            # P(yes) decided, so the verdict is not the model's word: keep the word, or a
+            # "Yes" that fell short of the threshold would read as a "No"
+            answer = replace(answer, answer=_said_yes(answer.text, answer.answer))
         assessment.questions.append(
-            RoleQuestion(response.question_actions[index], question, answer, suitable, unclear)
+            RoleQuestion(
+                response.question_actions[index],
+                question,
+                answer,
+                suitable,
+                unclear,
+                None if threshold < 0 else round(threshold, 4),  # float32 on the wire
+            )
         )
     return assessment
+
+
+def _said_yes(text: str, otherwise: bool | None) -> bool | None:
+    """The yes or no an answer's text starts with (`otherwise` when neither)."""
+    word = text.strip().lower()
+    if word.startswith("yes"):
+        return True
+    if word.startswith("no"):
+        return False
+    return otherwise
 
 
 def put_selection(response: AcquireKnowledge.Response, selection: Selection) -> None:

@@ -86,10 +86,14 @@ def present_problem(
         planned = keep_objects(task, keep)
     except PddlEditError as err:
         missing = sorted({a for atom in task.goal_atoms for a in atom.args} - keep)
+        held = sorted(world) if world is not None else sorted(keep)  # what it does hold
+        shown = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
         raise CowpError(
             f"the world has no {', '.join(missing) or 'object the goal needs'}, which the "
-            f"task's goal needs ({source} has {', '.join(sorted(keep)) or 'nothing'})",
-            hint="add it to the world (the scenario's objects, or present_objects)",
+            f"task's goal needs ({source} has {shown or 'nothing'})",
+            hint="give the world this task's objects: a scenario of the task "
+            "(sim_world.scenario=FILE with its objects; cowp demo --scenario FILE), "
+            "or present_objects on the robot",
         ) from err
     constants = task.constants
     return planned, Presence(frozenset(keep | constants), source)

@@ -9,6 +9,7 @@ wherever `COWP_PDDL_DIR` points. Registries of one's own, anywhere, are added to
 
 from __future__ import annotations
 
+import difflib
 import os
 import random
 import sys
@@ -304,7 +305,13 @@ def get_task(key: str | int, directory: Path | None = None) -> TaskSpec:
         f"{s.name}" + (f" (dataset task {s.dataset_id})" if s.dataset_id else "")
         for s in tasks.values()
     )
-    raise UnknownTaskError(f"unknown task {key!r}", hint=f"known tasks: {listing}")
+    names = [n for spec in tasks.values() for n in (spec.name, *spec.aliases)]
+    close = difflib.get_close_matches(text, names, n=1, cutoff=0.6)
+    guess = ""
+    if close:
+        meant = next(s.name for s in tasks.values() if close[0] in (s.name, *s.aliases))
+        guess = f"; did you mean '{meant}'?"
+    raise UnknownTaskError(f"unknown task {key!r}{guess}", hint=f"known tasks: {listing}")
 
 
 def tasks_for_dataset(ids: Sequence[int], directory: Path | None = None) -> list[TaskSpec]:

@@ -205,3 +205,129 @@ def test_the_executor_names_at_start_up_each_action_no_skill_runs(
         f"PDDL action 'water_plant' in {share_path('config', 'skills.yaml')}"
     ]
     assert skills.resolve("walk_to", ["shelf_1", "sink_1"]).roles == {"location": "sink_1"}
+
+
+def _scripted(monkeypatch: pytest.MonkeyPatch, rules: list) -> ScriptedModel:
+    model = ScriptedModel(yes_no=rules, default_yes_no=True)
+
+    @contextlib.contextmanager
+    def fake_open_model(args) -> Iterator[ScriptedModel]:
+        yield model
+
+    monkeypatch.setattr(run_cli, "open_model", fake_open_model)
+    return model
+
+
+def test_the_narrative_shows_the_cut_off_a_yes_did_not_reach(
+    own_task: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    _scripted(
+        monkeypatch,
+        [
+            (r"the can has a hole[^.]*\. Can the robot still use", False),
+            (r"Can a jug be used instead of the can", 0.898),
+            (r"instead of the can", 0.02),
+        ],
+    )
+    code = main(
+        ["run", "--tasks", str(own_task), "water_plant", "--situation",
+         "the can has a hole in its bottom", "--at", "grasp_can"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 3, out  # no solution
+    assert "(P 0.898, needs 0.90): not fit for the role" in out
+    assert "a jug: not fit for the role (P 0.898, needs 0.90)" in out
+
+
+def test_a_domain_with_no_put_down_is_named_as_the_cause(
+    own_task: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    _scripted(
+        monkeypatch,
+        [
+            (r"the can has a hole[^.]*\. Can the robot still use", False),
+            (r"Can a jug be used instead of the can", 0.97),
+            (r"instead of the can", 0.02),
+        ],
+    )
+    domain = own_task.parent / "water_plant" / "domain.pddl"
+    text = domain.read_text()
+    start = text.index("  (:action put_down")
+    domain.write_text(text[:start] + text[text.index("  (:action water_plant") :])
+    code = main(
+        ["run", "--tasks", str(own_task), "water_plant", "--situation",
+         "the can has a hole in its bottom", "--at", "fill_can"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 3, out  # no solution
+    assert (
+        "the robot holds can_1 ((holding can_1)) and the domain has no action to put it "
+        "down (only actions that do the task's work end holding)" in out
+    ), out
+
+
+def test_cowp_skill_reads_your_own_tasks(own_task: Path, capsys) -> None:
+    assert main(["skill", "water_plant", "can_1", "plant_spot_1"]) == 1
+    assert "no skill for PDDL action 'water_plant'" in capsys.readouterr().err
+    assert main(["skill", "--tasks", str(own_task), "water_plant", "can_1", "plant_spot_1"]) == 0
+    out = capsys.readouterr().out
+    assert "drive to dining_area" in out and "dry run: nothing moved" in out
+
+
+def test_cowp_run_prints_the_report_path_absolute(
+    own_task: Path, scripted: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from cowp_ros.cowp.report_file import REPORTS_DIR_ENV
+
+    monkeypatch.delenv(REPORTS_DIR_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    code = main(["run", "--tasks", str(own_task), "water_plant", "--quiet"])
+    said = capsys.readouterr()
+    out = said.out + said.err
+    assert code == 0, out
+    (line,) = [line for line in out.splitlines() if line.startswith("report: ")]
+    path = Path(line.removeprefix("report: "))
+    assert path.is_absolute() and path.is_file()
+    assert path.parent == tmp_path / "build" / "reports"
+
+
+def test_a_world_made_from_the_tasks_own_problem(own_task: Path, tmp_path: Path) -> None:
+    from cowp_ros.cli._task_world import write_task_world
+    from cowp_ros.sim.scenario import load_scenario
+
+    main(["plan", "--tasks", str(own_task), "water_plant"])  # adds the registry
+    scenario = load_scenario(str(write_task_world("water_plant", tmp_path)))
+    assert scenario.task == "water_plant" and scenario.events == ()
+    where = {name: (o.location, o.graspable) for name, o in scenario.objects.items()}
+    assert where == {
+        "can_1": ("shelf", True),  # the task's object_locations
+        "jug_1": ("counter", True),
+        "vase_1": ("counter", True),
+        "shelf_1": ("shelf", False),  # a place: nothing the domain lets the robot hold
+        "sink_1": ("sink", False),
+        "plant_spot_1": ("dining_area", False),
+    }
+
+
+def test_a_task_world_names_an_object_with_no_location_and_the_fix(tmp_path: Path, capsys) -> None:
+    from cowp_ros.cli._task_world import write_task_world
+    from cowp_ros.errors import CowpError
+
+    registry = write_own_task(tmp_path / "mine")
+    registry.write_text(registry.read_text().replace("vase: counter, ", ""))
+    main(["plan", "--tasks", str(registry), "water_plant"])
+    capsys.readouterr()
+    with pytest.raises(CowpError) as caught:
+        write_task_world("water_plant", tmp_path / "world")
+    assert "no location for vase_1 (vase)" in caught.value.message
+    assert "add 'vase: LOCATION' to object_locations of water_plant" in caught.value.hint
+
+
+def test_demo_refuses_a_task_and_a_scenario_of_another(tmp_path: Path, capsys) -> None:
+    code = main(
+        ["demo", "--task", "fill_cup", "--scenario", "serve_water_dirty_cup", "--out",
+         str(tmp_path / "demo")]
+    )  # fmt: skip
+    assert code == 1
+    assert "--task fill_cup and --scenario serve_water_dirty_cup" in capsys.readouterr().err
+    assert not (tmp_path / "demo").exists()  # nothing started

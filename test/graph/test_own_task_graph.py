@@ -159,3 +159,36 @@ def test_the_graph_verbs_say_when_no_graph_runs(monkeypatch: pytest.MonkeyPatch)
         check=False,
     )  # fmt: skip
     assert done.returncode == 1 and "no task manager serves /cowp/run_task" in done.stderr
+
+
+def test_own_task_in_a_world_made_from_its_problem(
+    start_graph, model: ScriptedLLMServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No scenario file: `cowp bringup --task water_plant` gives sim_world the world of
+    the task's problem, so the goal finds its objects."""
+    from cowp_ros.cli._task_world import write_task_world
+    from cowp_ros.tasks.sources import add_task_files
+
+    registry = write_own_task(tmp_path / "elsewhere")
+    monkeypatch.setenv(TASKS_ENV, str(registry))  # every node and command inherits it
+    add_task_files([str(registry)])
+    world = write_task_world("water_plant", tmp_path / "logs")
+    start_graph(
+        partial_profile(
+            NODES,
+            [
+                "sim_world.publish_camera=false",
+                f"sim_world.scenario={world}",
+                f"commonsense.llm_url={model.url}",
+                "commonsense.answer_cache=false",
+                f"task_manager.report_dir={tmp_path / 'reports'}",
+            ],
+        )
+    )
+    done = subprocess.run(
+        cowp("task", "send", "water the plant", "--timeout", "300"),
+        capture_output=True, text=True, timeout=400, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "outcome: completed" in done.stdout
+    assert "water_plant(can_1, plant_spot_1)" in done.stdout, done.stdout

@@ -45,3 +45,14 @@ def test_a_world_without_what_the_goal_needs_is_said() -> None:
 
 def test_unknown_presence_refuses_nothing() -> None:
     assert Presence(None, "the problem file").refusal(PlanStep("grasp_cup", ("mug_2",))) is None
+
+
+def test_a_world_of_another_task_names_what_it_holds_and_the_fix() -> None:
+    from cowp_ros.errors import CowpError
+
+    spec = get_task("fill_cup")  # a world of serve_water's objects only
+    world = ["counter_1", "cup_9", "faucet_9", "mug_9"]
+    with pytest.raises(CowpError) as caught:
+        present_problem(spec.load(), spec.task_objects, world=world, world_source="sim_world")
+    assert "(sim_world has counter_1, cup_9, faucet_9, mug_9)" in caught.value.message
+    assert "a scenario of the task (sim_world.scenario=FILE" in caught.value.hint

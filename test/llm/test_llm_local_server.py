@@ -19,10 +19,11 @@ import pytest
 
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.client import OpenAICompatibleModel
-from cowp_ros.llm.endpoint import embedded_cache_scope, llm_endpoint
+from cowp_ros.llm.endpoint import RunningServer, embedded_cache_scope, llm_endpoint
 from cowp_ros.llm.local_server import LocalServer
 from cowp_ros.llm.model_store import MODEL_NAME_ENV, ResolvedModel
 from cowp_ros.llm.settings import LLMSettings
+from cowp_ros.llm.shared_server import KEEP_ALIVE_ENV
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -110,7 +111,8 @@ def test_endpoint_starts_and_stops_the_embedded_model(
     small_model: ResolvedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(MODEL_NAME_ENV, small_model.name)
-    seen: list[LocalServer] = []
+    monkeypatch.setenv(KEEP_ALIVE_ENV, "0")  # a server of the caller's own
+    seen: list[RunningServer] = []
     with llm_endpoint(LLMSettings(cache_path=None), on_start=seen.append) as settings:
         assert settings.configured and settings.model == "smollm2-135m"
         # answers are cached by the verified model file, not by the port of this start

@@ -161,3 +161,22 @@ def test_a_plan_result_survives_the_plan_response() -> None:
     assert plan_result_from_response(response, "planner node") == result
     with pytest.raises(PlannerError, match="failed"):
         plan_result_from_response(Plan.Response(status="error", message="bad"), "x")
+
+
+def test_a_yes_short_of_its_threshold_keeps_its_word_and_cut_off_over_the_wire() -> None:
+    from cowp_interfaces.srv import AcquireKnowledge
+    from cowp_ros.cowp.answers import ROLE_ACTION, CandidateAssessment, RoleQuestion
+    from cowp_ros.llm.language_model import YesNo
+    from cowp_ros.ros.conversions import assessment_from_response, put_assessment
+
+    sent = CandidateAssessment("jug", "jug_1")
+    question = "Can a jug be used instead of the can, in the task of watering the plant?"
+    sent.questions.append(
+        RoleQuestion(ROLE_ACTION, question, YesNo(True, 0.898, "Yes"), False, False, 0.9)
+    )
+    response = AcquireKnowledge.Response()
+    put_assessment(response, sent)
+    (got,) = assessment_from_response(response, "jug", "jug_1").questions
+    assert got.answer.answer is True and not got.suitable
+    assert got.threshold == 0.9
+    assert got.cut_off == "P 0.898, needs 0.90"

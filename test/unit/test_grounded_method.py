@@ -505,3 +505,34 @@ def test_every_question_shares_one_prefix_for_the_servers_prompt_cache(fill) -> 
     monitor.check(FILL_PLAN, Situation("there is a power outage"), task, used(FILL_PLAN))
     assert len(model.prefixes) == 5  # use, dirt, the task's own words, need; the task question
     assert all(prefix == EXAMPLES for prefix in model.prefixes)
+
+
+def test_a_tidied_plan_that_still_goes_back_is_not_called_tidied() -> None:
+    from cowp_ros.planning import make_planner
+    from cowp_ros.planning.tidy import TidyPlanner, returns_to
+
+    task = get_task("serve_water").load()
+    route = [
+        PlanStep("find_cup", ("cup_1",)),
+        PlanStep("grasp_cup", ("cup_1",)),
+        PlanStep("walk_to", ("faucet_1",)),
+        PlanStep("fill_water", ("cup_1", "faucet_1")),
+        PlanStep("walk_to", ("table_1",)),
+        PlanStep("deliver_water", ("cup_1", "table_1")),
+    ]
+    assert returns_to(task, route) == []
+    there_and_back = [*route[:4], PlanStep("walk_to", ("table_1",)), *route[2:]]
+    assert returns_to(task, there_and_back) == ["faucet_1", "table_1"]
+    # set_table: the walk to the table waits until the plate is out of the cupboard, but
+    # the plate and the fork still each go from the cupboard to the table
+    set_table = get_task("set_table").load()
+    result = TidyPlanner(make_planner("pyperplan")).solve(set_table, 60)
+    steps = [str(s) for s in result.steps]
+    assert steps.index("(walk table_1)") > steps.index("(takeout_plate plate_1 cupboard_1)")
+    assert result.found and "(tidied)" not in result.detail
+    assert "it still goes back to cupboard_1, table_1" in result.detail
+    assert returns_to(set_table, result.steps) == ["cupboard_1", "table_1"]
+    # plate_to_sink: the walk to the sink waits until the plate is in hand: no way back
+    plate_to_sink = get_task("plate_to_sink").load()
+    result = TidyPlanner(make_planner("pyperplan")).solve(plate_to_sink, 60)
+    assert returns_to(plate_to_sink, result.steps) == [] and "(tidied)" in result.detail

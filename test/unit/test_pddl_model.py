@@ -40,8 +40,63 @@ def test_unparsable_domain_names_file_and_reason(tmp_path: Path, tiny_files) -> 
     broken.write_text(domain.read_text().replace("(:action find_cup", "(:action find_cup ((", 1))
     with pytest.raises(PddlLoadError) as err:
         PlanningTask.load(broken, problem)
-    assert str(broken) in str(err.value)
-    assert "cannot parse domain" in str(err.value)
+    assert f"domain {broken}, line " in str(err.value)
+    assert "Token(" not in str(err.value)
+
+
+UNCLOSED = """(define (domain d)
+  (:requirements :strips :typing)
+  (:types can place)
+  (:predicates (at ?p - place) (holding ?c - can))
+  (:action grasp
+    :parameters (?c - can)
+    :precondition (and (at ?p)
+    :effect (holding ?c))
+  (:action walk
+    :parameters (?p - place)
+    :precondition (and)
+    :effect (at ?p)))
+"""
+PROBLEM = """(define (problem p) (:domain d)
+  (:objects c1 - can p1 - place)
+  (:init (at p1))
+  (:goal (holding c1)))
+"""
+
+
+def test_a_parenthesis_left_open_is_named_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "domain.pddl").write_text(UNCLOSED)
+    (tmp_path / "problem.pddl").write_text(PROBLEM)
+    with pytest.raises(PddlLoadError) as err:
+        PlanningTask.load(tmp_path / "domain.pddl", tmp_path / "problem.pddl")
+    said = str(err.value)
+    assert said.startswith(
+        f"domain {tmp_path / 'domain.pddl'}, line 8, column 5: ':effect' where a ')' was "
+        "expected: the parenthesis opened at line 7 ((and (at ?p)) is not closed before it"
+    ), said
+    assert "Token" not in said and "RPAR" not in said
+
+
+def test_an_unknown_type_is_named_with_the_declared_ones(tmp_path: Path) -> None:
+    fixed = UNCLOSED.replace("(and (at ?p)\n", "(and)\n").replace("(?c - can)\n", "(?c - cann)\n")
+    (tmp_path / "domain.pddl").write_text(fixed)
+    (tmp_path / "problem.pddl").write_text(PROBLEM)
+    with pytest.raises(PddlLoadError) as err:
+        PlanningTask.load(tmp_path / "domain.pddl", tmp_path / "problem.pddl")
+    assert str(err.value).startswith(
+        f"domain {tmp_path / 'domain.pddl'}, line 6: unknown type 'cann' (of ?c): the domain "
+        "declares can, object, place in :types; did you mean 'can'?"
+    ), str(err.value)
+
+
+def test_a_problem_that_ends_early_names_the_open_parenthesis(tmp_path: Path) -> None:
+    (tmp_path / "domain.pddl").write_text(UNCLOSED.replace("(and (at ?p)\n", "(and)\n"))
+    (tmp_path / "problem.pddl").write_text(PROBLEM.replace("(:init (at p1))", "(:init (at p1)"))
+    with pytest.raises(PddlLoadError) as err:
+        PlanningTask.load(tmp_path / "domain.pddl", tmp_path / "problem.pddl")
+    said = str(err.value)
+    assert said.startswith(f"problem {tmp_path / 'problem.pddl'}, line ") and "line 3" in said
+    assert "Token" not in said
 
 
 def test_missing_file_is_a_clear_error(tmp_path: Path, tiny_files) -> None:

@@ -78,6 +78,11 @@ def test_a_runaway_drive_aborts_with_the_drivers_reason(tiny: PlanningTask) -> N
     ("fault", "outcome", "explanation"),
     [
         (CowpError("the planner node died"), Outcome.ABORTED, "aborted: the planner node died"),
+        (
+            CowpError("the world has no plant_1", hint="give the world this task's objects"),
+            Outcome.ABORTED,
+            "aborted: the world has no plant_1 -> give the world this task's objects",
+        ),
         (RunCancelledError("canceled while waiting"), Outcome.CANCELED, "canceled by the user"),
         (
             KeyError("oops"),

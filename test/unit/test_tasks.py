@@ -93,3 +93,16 @@ def test_pddl_dir_can_be_pointed_elsewhere(monkeypatch, tmp_path) -> None:
     assert pddl_dir() == REPO / "pddl"  # no tasks.yaml there: falls through
     (tmp_path / "tasks.yaml").write_text("{}\n")
     assert pddl_dir() == tmp_path
+
+
+def test_a_task_name_typo_gets_a_did_you_mean() -> None:
+    from cowp_ros.errors import CowpError
+    from cowp_ros.tasks import get_task
+
+    with pytest.raises(CowpError) as caught:
+        get_task("serve_watr")
+    assert caught.value.message == "unknown task 'serve_watr'; did you mean 'serve_water'?"
+    assert "known tasks:" in caught.value.hint
+    with pytest.raises(CowpError) as caught:
+        get_task("fly to the moon")
+    assert "did you mean" not in caught.value.message

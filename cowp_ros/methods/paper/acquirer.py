@@ -101,12 +101,14 @@ class KnowledgeAcquirer:
         if task_description:
             question = role_question(noun(candidate_type, "a"), noun(role_type), task_description)
             answer = self.model.ask_yes_no(question, examples=ROLE_EXAMPLES)
+            cut_off: float | None = None
             if answer.p_yes is not None:
                 suitable, unclear = answer.p_yes >= self.role_threshold, answer.answer is None
+                cut_off = self.role_threshold
             else:
                 suitable, unclear = judged_yes(answer, self.threshold, default=False)
             assessment.questions.append(
-                RoleQuestion(ROLE_ACTION, question, answer, suitable, unclear)
+                RoleQuestion(ROLE_ACTION, question, answer, suitable, unclear, cut_off)
             )
             if not suitable:
                 return assessment
@@ -117,7 +119,12 @@ class KnowledgeAcquirer:
             question = acquirer_question(text)
             answer = self.model.ask_yes_no(question, system=ACQUIRER_SYSTEM, examples=self.examples)
             suitable, unclear = judged_yes(answer, self.threshold, default=False)
-            assessment.questions.append(RoleQuestion(action, question, answer, suitable, unclear))
+            by_p = unclear and answer.p_yes is not None  # neither word: P(yes) decided
+            assessment.questions.append(
+                RoleQuestion(
+                    action, question, answer, suitable, unclear, self.threshold if by_p else None
+                )
+            )
             if not suitable:
                 break
         return assessment
