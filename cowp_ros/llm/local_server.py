@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         should_stop = None
         if args.shared_files:
-            from cowp_ros.llm.shared_server import IdleStop, ServerFiles
+            from cowp_ros.llm.server_files import IdleStop, ServerFiles
 
             should_stop = IdleStop(ServerFiles.at(Path(args.shared_files)), args.keep_alive)
         serve_forever(options, announce=args.announce, should_stop=should_stop)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import math
 import os
@@ -41,8 +40,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -55,6 +53,14 @@ from cowp_ros.llm.local_server import (
     require_xllamacpp,
 )
 from cowp_ros.llm.model_store import ResolvedModel, verify_resolved
+from cowp_ros.llm.server_files import (
+    ServerFiles,
+    ServerRecord,
+    locked,
+    read_record,
+    unused,
+    write_record,
+)
 from cowp_ros.llm.settings import DEFAULT_CACHE_DIR
 
 KEEP_ALIVE_ENV = "COWP_LLM_KEEP_ALIVE"
@@ -91,87 +97,6 @@ def keep_alive_s(env: dict[str, str] | None = None) -> float:
             f"command (default {DEFAULT_KEEP_ALIVE_S:g}), or 0 for a server per command",
         )
     return value
-
-
-@dataclass(frozen=True)
-class ServerRecord:
-    """A running shared server, as its state file says."""
-
-    pid: int
-    url: str
-    model: str
-    identity: str
-    model_path: str
-    keep_alive_s: float
-    started_at: float
-    """Seconds since the epoch, when it was ready."""
-
-    @property
-    def base_url(self) -> str:
-        return self.url + "/v1"
-
-
-@dataclass(frozen=True)
-class ServerFiles:
-    """The runtime files of the server of one model file (see the module docstring)."""
-
-    state: Path
-    lock: Path
-    users: Path
-    log: Path
-
-    @classmethod
-    def at(cls, stem: Path) -> ServerFiles:
-        return cls(
-            stem.with_suffix(".json"),
-            stem.with_suffix(".lock"),
-            stem.with_suffix(".users"),
-            stem.with_suffix(".log"),
-        )
-
-    @classmethod
-    def for_identity(cls, identity: str, directory: Path) -> ServerFiles:
-        key = hashlib.sha256(identity.encode()).hexdigest()[:16]
-        return cls.at(directory / f"server-{key}")
-
-    @property
-    def stem(self) -> Path:
-        return self.state.with_suffix("")
-
-
-@contextlib.contextmanager
-def _locked(path: Path, operation: int = fcntl.LOCK_EX) -> Iterator[bool]:
-    """Hold an flock on `path` (created if missing); yields False when LOCK_NB found it taken."""
-    with open(path, "a+") as handle:
-        try:
-            fcntl.flock(handle, operation)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _unused(files: ServerFiles) -> bool:
-    """Whether no command holds the server now (nobody has `users` locked)."""
-    with _locked(files.users, fcntl.LOCK_EX | fcntl.LOCK_NB) as alone:
-        return alone
-
-
-def read_record(files: ServerFiles) -> ServerRecord | None:
-    """The state file's record, None when there is none or it cannot be read."""
-    try:
-        return ServerRecord(**json.loads(files.state.read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def _write_record(files: ServerFiles, record: ServerRecord) -> None:
-    temporary = files.state.with_suffix(".json.tmp")
-    temporary.write_text(json.dumps(asdict(record), indent=1))
-    os.replace(temporary, files.state)
 
 
 def _is_our_server(pid: int) -> bool:
@@ -281,11 +206,11 @@ def acquire(
     directory = directory or runtime_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     files = ServerFiles.for_identity(identity, directory)
-    with _locked(files.lock, fcntl.LOCK_EX | fcntl.LOCK_NB) as free:
+    with locked(files.lock, fcntl.LOCK_EX | fcntl.LOCK_NB) as free:
         waited = not free
     if waited and say is not None:
         say(f"waiting for the embedded model {model.name} that another command is starting ...")
-    with _locked(files.lock):
+    with locked(files.lock):
         record = live_record(files)
         lease = open(files.users, "a+")  # noqa: SIM115 - held until release()
         fcntl.flock(lease, fcntl.LOCK_SH)
@@ -380,7 +305,7 @@ def _spawn(
             process.kill()
             process.wait(timeout=10)
         raise
-    _write_record(files, record)
+    write_record(files, record)
     return record
 
 
@@ -409,45 +334,13 @@ def _log_tail(path: Path) -> str:
         return ""
 
 
-class IdleStop:
-    """In the server process: says when to stop, once nobody has used it for its keep-alive.
-
-    Called every half second by `serve_forever`; it stops only while holding the lookup
-    lock with no user, after removing its record, so no command can pick it in between.
-    """
-
-    def __init__(self, files: ServerFiles, keep_alive: float) -> None:
-        self.files = files
-        self.keep_alive = keep_alive
-        self._idle_since: float | None = None
-
-    def __call__(self) -> bool:
-        now = time.monotonic()
-        if not _unused(self.files):
-            self._idle_since = None
-            return False
-        if self._idle_since is None:
-            self._idle_since = now
-        if now - self._idle_since < self.keep_alive:
-            return False
-        with _locked(self.files.lock):
-            if not _unused(self.files):
-                self._idle_since = None
-                return False
-            record = read_record(self.files)
-            if record is not None and record.pid == os.getpid():
-                with contextlib.suppress(FileNotFoundError):
-                    self.files.state.unlink()
-        return True
-
-
 def servers(directory: Path | None = None) -> list[ServerRecord]:
     """The live shared servers in the runtime folder (stale records are removed)."""
     directory = directory or runtime_dir()
     found = []
     for state in sorted(directory.glob("server-*.json")) if directory.is_dir() else []:
         files = ServerFiles.at(state.with_suffix(""))
-        with _locked(files.lock):
+        with locked(files.lock):
             record = live_record(files)
         if record is not None:
             found.append(record)
@@ -457,7 +350,7 @@ def servers(directory: Path | None = None) -> list[ServerRecord]:
 def in_use(record: ServerRecord, directory: Path | None = None) -> bool:
     """Whether some command uses the server now."""
     files = ServerFiles.for_identity(record.identity, directory or runtime_dir())
-    return not _unused(files)
+    return not unused(files)
 
 
 def stop_servers(directory: Path | None = None, grace_s: float = 15.0) -> list[ServerRecord]:
@@ -476,9 +369,9 @@ def stop_server(
 ) -> ServerRecord | None:
     """Stop the server of `files` (if `only_if_unused`, only when no command uses it);
     the record of the server stopped, None when none was."""
-    with _locked(files.lock):
+    with locked(files.lock):
         record = live_record(files)
-        if record is None or (only_if_unused and not _unused(files)):
+        if record is None or (only_if_unused and not unused(files)):
             return None
         _end_process(record.pid, grace_s)
         with contextlib.suppress(FileNotFoundError):

@@ -21,11 +21,11 @@ from cowp_ros.errors import CowpError
 from cowp_ros.llm.client import OpenAICompatibleModel
 from cowp_ros.llm.endpoint import RunningServer, describe_server, llm_endpoint
 from cowp_ros.llm.model_store import MODEL_NAME_ENV, ResolvedModel
+from cowp_ros.llm.server_files import ServerFiles
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.llm.shared_server import (
     KEEP_ALIVE_ENV,
     RUNTIME_DIR_ENV,
-    ServerFiles,
     SharedServer,
     acquire,
     keep_alive_s,
