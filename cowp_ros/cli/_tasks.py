@@ -12,7 +12,8 @@ from cowp_ros.errors import CowpError
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.tasks import TaskSpec, get_task
-from cowp_ros.tasks.sources import TASKS_ENV, add_task_files, adhoc_task
+from cowp_ros.tasks.adhoc import adhoc_task
+from cowp_ros.tasks.sources import TASKS_ENV, add_task_files
 
 if TYPE_CHECKING:  # the loop's modules cost `cowp plan` 60 ms to import, for a type
     from cowp_ros.cowp.schedule import ScheduledSituation

@@ -27,6 +27,7 @@ from cowp_ros.pddl.identifiers import check_identifier
 from cowp_ros.resources import SOURCE_ROOT
 from cowp_ros.tasks.paths import inside
 from cowp_ros.tasks.phrases import check_template
+from cowp_ros.tasks.sources import added_registry_files, merge_registries
 
 REGISTRY_FILE = "tasks.yaml"
 PACKAGE = "cowp_ros"
@@ -268,8 +269,6 @@ def all_tasks(directory: Path | None = None) -> dict[str, TaskSpec]:
     the registries `COWP_TASKS` adds (only `directory`'s when one is given)."""
     if directory is not None:
         return dict(_registry(directory))
-    from cowp_ros.tasks.sources import added_registry_files, merge_registries
-
     shipped = _registry(pddl_dir())
     return merge_registries(
         pddl_dir() / REGISTRY_FILE,

@@ -9,7 +9,7 @@ checkout:
   refused, naming both files. `--tasks` writes the variable, so the nodes a command
   starts (`cowp demo`, `cowp bringup`) know the same tasks;
 - a quick try: `cowp run --domain D --problem P`, a task with no registry entry
-  (`adhoc_task`).
+  (`tasks/adhoc.py`).
 
 (`COWP_PDDL_DIR` still *replaces* the shipped folder: it is how an installed package
 finds its own files.)
@@ -18,15 +18,10 @@ finds its own files.)
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cowp_ros.errors import CowpError
-
-if TYPE_CHECKING:
-    from cowp_ros.tasks.registry import TaskSpec
 
 TASKS_ENV = "COWP_TASKS"
 REGISTRY_FILE = "tasks.yaml"
@@ -65,40 +60,6 @@ def add_task_files(files: Iterable[str]) -> list[Path]:
         merged = known + [str(p) for p in added if str(p) not in known]
         os.environ[TASKS_ENV] = os.pathsep.join(merged)
     return added
-
-
-def _task_name(text: str) -> str:
-    name = re.sub(r"[^a-z0-9_]+", "_", text.strip().lower()).strip("_")
-    if not name or not name[0].isalpha():
-        name = f"task_{name}" if name else "task"
-    return name[:60]
-
-
-def adhoc_task(domain: str, problem: str, description: str | None = None) -> TaskSpec:
-    """A task from a domain and a problem file, with no registry entry.
-
-    Its name is the problem's, its description `description` or the domain's name in
-    words, and its own objects the ones its goal names (every other object of the
-    problem is a possible stand-in). Actions are said in their own words.
-    """
-    from cowp_ros.pddl import PlanningTask
-    from cowp_ros.tasks.registry import TaskSpec  # at call time: the registry imports this module
-
-    domain_path, problem_path = Path(domain).expanduser(), Path(problem).expanduser()
-    for flag, path in (("--domain", domain_path), ("--problem", problem_path)):
-        if not path.is_file():
-            raise CowpError(f"{flag} {path}: no such file", hint="give the path of a PDDL file")
-    task = PlanningTask.load(domain_path, problem_path)
-    goal_objects = sorted({a for atom in task.goal_atoms for a in atom.args})
-    name = _task_name(str(task.problem.name or problem_path.stem))
-    return TaskSpec(
-        name=name,
-        description=description or str(task.domain.name).replace("_", " ").replace("-", " "),
-        domain_path=domain_path.resolve(),
-        problem_path=problem_path.resolve(),
-        task_objects=tuple(goal_objects),
-        phrases={},
-    )
 
 
 def merge_registries(shipped_path: Path, shipped: dict, added: list[tuple[Path, dict]]) -> dict:
