@@ -11,7 +11,7 @@ leads to them (`episode._hooks()`, `sys._getframe(1).f_locals`, `gc.get_objects(
 find nothing there).
 
 Privilege is a token, not a name: for a method class that is the oracle's own class
-object (`privileged.is_privileged`), the runner draws a random token per trial and
+object (`methods.oracle.is_oracle`), the runner draws a random token per trial and
 sends it with the job; the worker's privileged proxy sends it with every question, and
 the runner answers only the current trial's token. A class that copies the oracle's
 names is another object, gets no token, and every privileged question fails.

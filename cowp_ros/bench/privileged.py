@@ -3,7 +3,7 @@
 The oracle is the benchmark's ceiling: a method that knows what every situation does
 and which stand-ins people accept. It gets this object besides the robot's view, and no
 other method can: the runner hands it only to the oracle's own class object
-(`is_privileged`: identity, never a name, so a class that copies the oracle's
+(`methods.oracle.is_oracle`: identity, never a name, so a class that copies the oracle's
 `__module__` and `__qualname__` gets nothing), and a method that asks for it
 (`privileged = True`) without being that class is refused with an error.
 
@@ -46,10 +46,3 @@ class PrivilegedAccess:
 
     def release_actions(self) -> tuple[str, ...]:
         return tuple(self._world.spec.release_actions)
-
-
-def is_privileged(method_cls: type) -> bool:
-    """Is this the oracle's own class object (not one named like it)?"""
-    from cowp_ros.bench.methods.oracle import Oracle  # the oracle imports this module
-
-    return method_cls is Oracle

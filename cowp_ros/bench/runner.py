@@ -59,9 +59,11 @@ from cowp_ros.bench.boundary import BoundaryError, run_behind_boundary
 from cowp_ros.bench.dataset import SituationDataset, draw_situation
 from cowp_ros.bench.metering import MeteredModel
 from cowp_ros.bench.methods import GPT3_ANSWERS, BenchMethod
-from cowp_ros.bench.privileged import PrivilegedAccess, is_privileged
+from cowp_ros.bench.methods.oracle import is_oracle
+from cowp_ros.bench.privileged import PrivilegedAccess
+from cowp_ros.bench.schedule import ScheduledEvent
 from cowp_ros.bench.seal import method_seed, sealed_roots
-from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld, senses_only
+from cowp_ros.bench.simulator import TrialWorld, senses_only
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.settings import Sampling
@@ -430,7 +432,7 @@ def max_attempts(trial: Trial) -> int:
 def privileged_for(method_cls: type[BenchMethod], world: TrialWorld) -> PrivilegedAccess | None:
     """The oracle's access for the registered oracle class; None for every other method."""
     wants = bool(getattr(method_cls, "privileged", False))
-    registered = is_privileged(method_cls)
+    registered = is_oracle(method_cls)
     if wants and not registered:
         raise CowpError(
             f"benchmark method {method_cls.name!r} asks for privileged access",

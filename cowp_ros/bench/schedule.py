@@ -1,6 +1,6 @@
 """Which drawn sentence the robot is told before a step, and where each one was met.
 
-A trial's events (`simulator.ScheduledEvent`) are due at base actions, in the order
+A trial's events (`ScheduledEvent`) are due at base actions, in the order
 they were drawn for the reference plan. Before each attempted step the world asks its
 `EventSchedule` for the event to raise there: the first due at the step's action that
 is not moot (`moot`). The schedule remembers where each event was raised (steps done
@@ -11,14 +11,75 @@ reads afterwards to say how a situation was handled.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Any
 
+from cowp_ros.bench.annotations import Effect, SituationEffect
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import PlanStep
 
-if TYPE_CHECKING:
-    from cowp_ros.bench.simulator import ScheduledEvent
+
+@dataclass(frozen=True)
+class ScheduledEvent:
+    """A sentence the world raises at the first attempt of a step of `action`.
+
+    `kind` is "situation" (from the dataset, with its effect) or "distractor" (benign).
+    `at` is the index of the reference-plan step it was drawn for; `blocking` says
+    whether, raised where the closed-world plan meets it, it blocks any step of that plan
+    (decided once per trial by `runner.classify`, so every method is scored on the same
+    split of blocking and harmless situations).
+    """
+
+    kind: str
+    key: str
+    text: str
+    action: str
+    at: int
+    effect: SituationEffect | None = None
+    about: str = ""  # the dataset's object word ("cup", "power"), for per-object results
+    blocking: bool = False
+    targets: tuple[str, ...] = ()
+    """The objects it disables: the judge's task objects, cast as the trial's plan has
+    them (`runner.cast_of`: "the faucet" is the faucet the closed-world plan uses)."""
+    unsolvable: str = ""
+    """The judge file's reason when it declares this situation unsolvable at this step
+    (even for the oracle with the whole house present), else ""."""
+    alternative: bool = True
+    """For a blocking situation: whether the trial's present objects include one a person
+    would accept in each disabled object's role (another of its kind, or a stand-in the
+    judge accepts for the role's steps in the plan); see `runner.alternative_present`."""
+    alternatives: tuple[str, ...] = ()
+    """Those objects, by name (a reader of a miss sees what the oracle could have used)."""
+
+    @property
+    def blocked_action(self) -> str:
+        """The action a `beyond_skills` effect stops: its own, else where it is raised."""
+        return (self.effect.action if self.effect is not None else "") or self.action
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "key": self.key,
+            "text": self.text,
+            "action": self.action,
+            "at": self.at,
+            "object": self.about,
+            "blocking": self.blocking,
+            "unsolvable": self.unsolvable,
+            "alternative_present": self.alternative,
+        }
+        if self.alternatives:
+            data["alternatives"] = list(self.alternatives)
+        if self.effect is not None:
+            data["effect"] = self.effect.effect.value
+            data["targets"] = list(self.targets)
+            data["rule"] = self.effect.rule
+            if self.effect.effect is not Effect.NO_EFFECT:
+                data["harm"] = self.effect.harm.value
+            if self.effect.effect is Effect.BEYOND_SKILLS:
+                data["blocks"] = self.blocked_action
+        return data
 
 
 def moot(

@@ -57,8 +57,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cowp_ros.bench.annotations import Effect, SituationEffect, TaskAnnotation
-from cowp_ros.bench.schedule import EventSchedule
+from cowp_ros.bench.annotations import Effect, TaskAnnotation
+from cowp_ros.bench.schedule import EventSchedule, ScheduledEvent
 from cowp_ros.bench.spoils import Spoils
 from cowp_ros.bench.view import Episode, RobotView, StepObservation, _Hooks
 from cowp_ros.pddl import Atom, PlanningTask
@@ -70,7 +70,6 @@ from cowp_ros.tasks import TaskSpec
 __all__ = [
     "Episode",
     "EpisodeRecord",
-    "ScheduledEvent",
     "StepObservation",
     "TrialWorld",
     "senses_only",
@@ -80,68 +79,6 @@ __all__ = [
 def senses_only(action: str) -> bool:
     """A perception or navigation action (`find_*`, `walk*`): it does no silent harm."""
     return action.startswith(("find_", "walk"))
-
-
-@dataclass(frozen=True)
-class ScheduledEvent:
-    """A sentence the world raises at the first attempt of a step of `action`.
-
-    `kind` is "situation" (from the dataset, with its effect) or "distractor" (benign).
-    `at` is the index of the reference-plan step it was drawn for; `blocking` says
-    whether, raised where the closed-world plan meets it, it blocks any step of that plan
-    (decided once per trial by `runner.classify`, so every method is scored on the same
-    split of blocking and harmless situations).
-    """
-
-    kind: str
-    key: str
-    text: str
-    action: str
-    at: int
-    effect: SituationEffect | None = None
-    about: str = ""  # the dataset's object word ("cup", "power"), for per-object results
-    blocking: bool = False
-    targets: tuple[str, ...] = ()
-    """The objects it disables: the judge's task objects, cast as the trial's plan has
-    them (`runner.cast_of`: "the faucet" is the faucet the closed-world plan uses)."""
-    unsolvable: str = ""
-    """The judge file's reason when it declares this situation unsolvable at this step
-    (even for the oracle with the whole house present), else ""."""
-    alternative: bool = True
-    """For a blocking situation: whether the trial's present objects include one a person
-    would accept in each disabled object's role (another of its kind, or a stand-in the
-    judge accepts for the role's steps in the plan); see `runner.alternative_present`."""
-    alternatives: tuple[str, ...] = ()
-    """Those objects, by name (a reader of a miss sees what the oracle could have used)."""
-
-    @property
-    def blocked_action(self) -> str:
-        """The action a `beyond_skills` effect stops: its own, else where it is raised."""
-        return (self.effect.action if self.effect is not None else "") or self.action
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "kind": self.kind,
-            "key": self.key,
-            "text": self.text,
-            "action": self.action,
-            "at": self.at,
-            "object": self.about,
-            "blocking": self.blocking,
-            "unsolvable": self.unsolvable,
-            "alternative_present": self.alternative,
-        }
-        if self.alternatives:
-            data["alternatives"] = list(self.alternatives)
-        if self.effect is not None:
-            data["effect"] = self.effect.effect.value
-            data["targets"] = list(self.targets)
-            data["rule"] = self.effect.rule
-            if self.effect.effect is not Effect.NO_EFFECT:
-                data["harm"] = self.effect.harm.value
-            if self.effect.effect is Effect.BEYOND_SKILLS:
-                data["blocks"] = self.blocked_action
-        return data
 
 
 @dataclass

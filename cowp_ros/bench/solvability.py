@@ -16,7 +16,7 @@ from cowp_ros.bench.annotations import TaskAnnotation
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.bench.methods.oracle import Oracle
 from cowp_ros.bench.runner import Trial, _cast, cast_of, classify, run_one, trial_seed
-from cowp_ros.bench.simulator import ScheduledEvent
+from cowp_ros.bench.schedule import ScheduledEvent
 from cowp_ros.pddl.edits import base_action_name
 from cowp_ros.planning import Planner
 from cowp_ros.tasks import TaskSpec

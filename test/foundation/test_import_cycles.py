@@ -19,8 +19,6 @@ PACKAGE = Path(cowp_ros.__file__).resolve().parent
 # Circles still to untangle, each as its sorted modules.
 REMAINING = {
     ("cowp_ros.ros.graph_robot", "cowp_ros.ros.nodes.task_manager", "cowp_ros.ros.task_run"),
-    ("cowp_ros.bench.schedule", "cowp_ros.bench.simulator"),
-    ("cowp_ros.bench.methods.oracle", "cowp_ros.bench.privileged"),
 }
 
 

@@ -148,3 +148,9 @@ class Oracle:
 
 
 METHOD = Oracle
+
+
+def is_oracle(method_cls: type) -> bool:
+    """Is this the oracle's own class object (not one named like it)? Only it is handed
+    the privileged access to the judge."""
+    return method_cls is Oracle
