@@ -10,10 +10,13 @@ the task manager (`cowp_ros.ros.handshake`).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any
+
+from rclpy.action import ActionClient
 
 from cowp_interfaces.action import ExecuteSkill
 from cowp_ros.cowp.cancel import CancelToken
+from cowp_ros.cowp.inbox import SituationInbox
 from cowp_ros.cowp.ports import StepOutcome
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
@@ -25,9 +28,6 @@ from cowp_ros.ros.names import EXECUTE_SKILL_ACTION
 from cowp_ros.ros.waiting import WaitEnd, run_action
 from cowp_ros.tasks.presence import Presence
 
-if TYPE_CHECKING:
-    from cowp_ros.ros.nodes.task_manager import TaskManager
-
 EXECUTOR_WAIT_S = 10.0
 """How long a run waits for the executor's action server to appear."""
 
@@ -36,22 +36,33 @@ class GraphRobot:
     """The robot as the graph offers it: the executor node's `ExecuteSkill` action, and
     the situations waiting in the task manager's inbox (a `Robot` port)."""
 
-    def __init__(self, node: TaskManager, clock: PhaseClock, presence: Presence) -> None:
-        self.node = node
+    def __init__(
+        self,
+        inbox: SituationInbox,
+        skill_client: ActionClient[Any, Any, Any],
+        step_timeout_s: float,
+        clock: PhaseClock,
+        presence: Presence,
+    ) -> None:
+        self.inbox = inbox
+        self.skill_client = skill_client
+        self.step_timeout_s = step_timeout_s
         self.clock = clock
         self.presence = presence
+        self.step_started_at = time.monotonic()
+        """When the last step was sent: a situation's wait is counted from there."""
 
     def perceive(self, next_step: PlanStep) -> list[Situation]:
-        arrivals = self.node.inbox.take()
+        arrivals = self.inbox.take()
         for arrival in arrivals:
-            self.clock.add("perceive", max(0.0, arrival.at - self.node.step_started_at))
+            self.clock.add("perceive", max(0.0, arrival.at - self.step_started_at))
         return [a.situation for a in arrivals]
 
     def execute(self, step: PlanStep, description: str, cancel: CancelToken) -> StepOutcome:
         refusal = self.presence.refusal(step)  # never send the robot for what is not there
         if refusal is not None:
             return StepOutcome(False, reason=refusal)
-        client = self.node.skill_client
+        client = self.skill_client
         # The executor must have found this node too, or the step's acceptance is lost.
         answered = reach_server(
             client, ExecuteSkill, threaded_wait(cancel), cancel, EXECUTOR_WAIT_S
@@ -71,7 +82,7 @@ class GraphRobot:
                 f"the executor is not serving {EXECUTE_SKILL_ACTION}",
                 hint="is the executor node running?",
             )
-        self.node.step_started_at = started = time.monotonic()
+        self.step_started_at = started = time.monotonic()
         outcome, result = run_action(
             client,
             ExecuteSkill.Goal(step=step_to_msg(step)),  # the executor announces it
@@ -79,7 +90,7 @@ class GraphRobot:
             kind="skill",
             cancel=cancel,
             server_s=EXECUTOR_WAIT_S,
-            motion_s=self.node.params["step_timeout_s"],
+            motion_s=self.step_timeout_s,
             watch_server=True,
         )
         if not outcome.ok and not client.server_is_ready():

@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rclpy.action.server import ServerGoalHandle
 
@@ -39,13 +38,10 @@ from cowp_ros.ros.clients.planner_client import PlannerClient
 from cowp_ros.ros.clients.world_client import present_task
 from cowp_ros.ros.conversions import step_to_msg, steps_to_msgs
 from cowp_ros.ros.graph_robot import GraphRobot
+from cowp_ros.ros.run_context import RunContext
 from cowp_ros.tasks import TaskSpec, get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 from cowp_ros.tasks.presence import Presence
-
-if TYPE_CHECKING:
-    from cowp_ros.ros.nodes.task_manager import TaskManager
-
 
 PEER_TIMEOUT_S = 10.0
 """How long a run waits for the commonsense node to say which method it runs."""
@@ -54,10 +50,10 @@ PEER_TIMEOUT_S = 10.0
 class TaskRun:
     """One RunTask goal: the loop, the feedback, the executed steps, the report."""
 
-    def __init__(self, node: TaskManager, goal_handle: ServerGoalHandle) -> None:
-        self.node = node
+    def __init__(self, context: RunContext, goal_handle: ServerGoalHandle) -> None:
+        self.context = context
         self.goal = goal_handle
-        self.log = node.get_logger()
+        self.log = context.node.get_logger()
         self.cancel = CancelToken()
         self.finished = threading.Event()
         self.executed: list[PlanStepMsg] = []
@@ -71,7 +67,7 @@ class TaskRun:
         self.session = RunSession(
             goal_handle.request.task,
             cancel=self.cancel,
-            retries=RetryPolicy(max_retries=node.params["max_step_retries"]),
+            retries=RetryPolicy(max_retries=context.params.max_step_retries),
             listener=DriveListener(
                 on_situation=self._on_situation, on_step=self._on_step, on_outcome=self._on_outcome
             ),
@@ -111,7 +107,7 @@ class TaskRun:
             self.goal.succeed()
         else:
             self.goal.abort()
-        self.node.outcomes.publish(self.goal, result)
+        self.context.outcomes.publish(self.goal, result)
         self.log.info(end.told())
         self.finished.set()
         return result
@@ -119,40 +115,48 @@ class TaskRun:
     # ---------------------------------------------------------------------- run
     def _compose(self) -> tuple[OpenWorldPlanner, GraphRobot]:
         spec = resolve_task(self.goal.request.task)
-        self.node.inbox.reset()  # situations from before this goal belong to an earlier task
+        self.context.inbox.reset()  # situations from before this goal belong to an earlier task
         loop = self.loop = self._make_loop(spec)
         loop.report.listeners.append(self._on_report_event)
         self.feedback(FeedbackPhase.PLANNING, f"planning {spec.name}: {spec.description}")
-        return loop, GraphRobot(self.node, self.clock, self.presence)
+        robot = GraphRobot(
+            self.context.inbox,
+            self.context.skill_client,
+            self.context.params.step_timeout_s,
+            self.clock,
+            self.presence,
+        )
+        return loop, robot
 
     def _make_loop(self, spec: TaskSpec) -> OpenWorldPlanner:
-        kept = self.node.service_clients  # made when the node started (kept_clients.py)
+        context, params = self.context, self.context.params
+        kept = context.kept  # made when the node started (kept_clients.py)
         task, self.presence = present_task(
             spec,
-            world_node=self.node.params["world_node"],
-            configured=self.node.present,
-            timeout_s=self.node.params["planner_timeout_s"],
+            world_node=params.world_node,
+            configured=list(context.present),
+            timeout_s=params.planner_timeout_s,
             cancel=self.cancel,
             clients=kept,
         )
         self.log.info(f"planning with the objects of {self.presence.source}")
         phrases = ActionPhrases(spec.phrases)
         commonsense = CommonsenseClient(
-            self.node,
+            context.node,
             task_name=spec.name,
             description=spec.description,
             phrases=phrases,
-            timeout_s=self.node.params["commonsense_timeout_s"],
+            timeout_s=params.commonsense_timeout_s,
             clock=self.clock,
             cancel=self.cancel,
             clients=kept,
-            cancel_publisher=getattr(self.node, "commonsense_cancel", None),
+            cancel_publisher=context.commonsense_cancel,
         )
-        planner = PlannerClient(self.node, clock=self.clock, cancel=self.cancel, clients=kept)
+        planner = PlannerClient(context.node, clock=self.clock, cancel=self.cancel, clients=kept)
         self.clients = [commonsense, planner]
-        method = get_method(self.node.params["method"])
+        method = get_method(params.method)
         peer = ask_peer_method(
-            self.node,
+            context.node,
             timeout_s=PEER_TIMEOUT_S,
             cancel=self.cancel,
             clients=kept,
@@ -164,8 +168,8 @@ class TaskRun:
         model_name = peer.model if peer is not None else ""
         ports = Reasoners(monitor=commonsense, facts=commonsense, acquirer=commonsense)
         settings = CowpSettings(
-            planner_timeout_s=self.node.params["planner_timeout_s"],
-            prepare_monitor=bool(self.node.params["prepare_monitor"]),
+            planner_timeout_s=params.planner_timeout_s,
+            prepare_monitor=params.prepare_monitor,
         )
         return method.loop(
             LoopParts(
@@ -236,7 +240,7 @@ class TaskRun:
             "executed_steps": [f"({' '.join([s.action, *s.arguments])})" for s in self.executed],
             "handled_situations": self.handled,
             "asked_ahead": [v.question for c in commonsense for v in c.asked_ahead],
-            "situations_dropped": dict(self.node.inbox.dropped),
+            "situations_dropped": dict(self.context.inbox.dropped),
             "timing": self.clock.to_dict(),
             "requests": {
                 "check_plan": sum(c.calls["check"] for c in commonsense),
@@ -245,10 +249,10 @@ class TaskRun:
         }
         try:
             path = self.session.write_new(
-                self.node.report_dir, self.goal_id.hex()[:12], graph=graph
+                self.context.report_dir, self.goal_id.hex()[:12], graph=graph
             )
         except (CowpError, ValueError) as err:
-            self.log.error(f"could not write the report to {self.node.report_dir}: {err}")
+            self.log.error(f"could not write the report to {self.context.report_dir}: {err}")
             return None
         return path.resolve()
 

@@ -4,6 +4,7 @@ when two arrive together, one "aborted:" in the final line, one report file per 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import threading
 import uuid
@@ -59,7 +60,7 @@ class FakeGoal:
 def manager(tmp_path: Path) -> Iterator[TaskManager]:
     rclpy.init()
     node = TaskManager()
-    node.report_dir = tmp_path / "reports"
+    node.run_context = dataclasses.replace(node.run_context, report_dir=tmp_path / "reports")
     yield node
     node.destroy_node()
     rclpy.try_shutdown()
@@ -116,7 +117,7 @@ def test_the_final_line_says_aborted_once(manager: TaskManager) -> None:
 def test_quick_goals_get_a_report_each(manager: TaskManager) -> None:
     paths = {manager.execute(FakeGoal("make_coffee")).report_path for _ in range(6)}
     assert len(paths) == 6 and all(paths)
-    assert len(list((manager.report_dir).glob("*.json"))) == 6
+    assert len(list(manager.run_context.report_dir.glob("*.json"))) == 6
     for path in paths:
         assert json.loads(Path(path).read_text())["outcome"] == "aborted"
 

@@ -36,7 +36,6 @@ from cowp_interfaces.action import ExecuteSkill, RunTask
 from cowp_interfaces.msg import Situation as SituationMsg
 from cowp_interfaces.srv import AcquireKnowledge, CheckPlan, Plan
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
-from cowp_ros.cowp.report_file import reports_folder
 from cowp_ros.limits import MAX_TASK_TEXT
 from cowp_ros.ros.clients.commonsense_client import cancel_publisher
 from cowp_ros.ros.clients.kept_clients import KeptClients
@@ -57,6 +56,7 @@ from cowp_ros.ros.node_main import run_node
 from cowp_ros.ros.own_node import ActionNode
 from cowp_ros.ros.parameters import Param, at_least, declare_parameters, positive
 from cowp_ros.ros.result_delivery import OutcomePublisher, ResultAwareActionServer
+from cowp_ros.ros.run_context import RunContext
 from cowp_ros.ros.task_run import TaskRun, resolve_task
 
 __all__ = ["PARAMETERS", "TaskManager", "main", "resolve_task"]
@@ -133,8 +133,6 @@ class TaskManager(ActionNode):
     def __init__(self) -> None:
         super().__init__("task_manager")
         self.params = declare_parameters(self, PARAMETERS)
-        self.present = [o for o in self.params["present_objects"] if o]
-        self.report_dir = reports_folder(self.params["report_dir"])
         self.inbox = SituationInbox(
             InboxLimits(
                 max_waiting=self.params["max_waiting_situations"],
@@ -142,7 +140,6 @@ class TaskManager(ActionNode):
                 max_per_s=self.params["max_situation_rate_hz"],
             )
         )
-        self.step_started_at = time.monotonic()
         group = ReentrantCallbackGroup()
         self.create_subscription(
             SituationMsg, SITUATIONS_TOPIC, self.on_situation, 20, callback_group=group
@@ -171,6 +168,7 @@ class TaskManager(ActionNode):
         self.service_clients.get(AcquireKnowledge, ACQUIRE_SERVICE)
         world_parameters_client(self.service_clients, self.params["world_node"])
         self.peer_check = StartupPeerCheck(self, self.params["method"], self.service_clients)
+        self.run_context = RunContext.of(self)  # all a run gets of this node
         self.get_logger().info(f"ready: RunTask on {RUN_TASK_ACTION}")
 
     # ---------------------------------------------------------------- callbacks
@@ -215,7 +213,7 @@ class TaskManager(ActionNode):
     def _run(self, goal_handle: ServerGoalHandle) -> RunTask.Result:
         """Run the goal; `_busy` is held (and released here)."""
         try:
-            run = TaskRun(self, goal_handle)
+            run = TaskRun(self.run_context, goal_handle)
             self._active = run
             try:
                 return run.result()
