@@ -168,7 +168,6 @@ def run(args: argparse.Namespace) -> int:
                 f"commonsense.llm_url={llm.base_url}",
                 f"commonsense.llm_model={llm.model}",
                 f"commonsense.method={args.method}",
-                f"task_manager.method={args.method}",
                 f"task_manager.report_dir={run_dir.resolve()}",
             ],
         )

@@ -34,7 +34,6 @@ class RunParameters:
     planner_timeout_s: float
     commonsense_timeout_s: float
     step_timeout_s: float
-    method: str
     prepare_monitor: bool
 
     @classmethod
@@ -45,7 +44,6 @@ class RunParameters:
             planner_timeout_s=float(params["planner_timeout_s"]),
             commonsense_timeout_s=float(params["commonsense_timeout_s"]),
             step_timeout_s=float(params["step_timeout_s"]),
-            method=str(params["method"]),
             prepare_monitor=bool(params["prepare_monitor"]),
         )
 

@@ -29,10 +29,10 @@ from cowp_ros.cowp.session import RunEnd, RunSession
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
-from cowp_ros.methods.registry import LoopParts, Reasoners, get_method
+from cowp_ros.methods.registry import DEFAULT_METHOD, LoopParts, Reasoners, get_method
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
-from cowp_ros.ros.clients.peer_method import ask_peer_method, mismatch
+from cowp_ros.ros.clients.peer_method import ask_peer_method
 from cowp_ros.ros.clients.phase_clock import PhaseClock
 from cowp_ros.ros.clients.planner_client import PlannerClient
 from cowp_ros.ros.clients.world_client import present_task
@@ -154,16 +154,15 @@ class TaskRun:
         )
         planner = PlannerClient(context.node, clock=self.clock, cancel=self.cancel, clients=kept)
         self.clients = [commonsense, planner]
-        method = get_method(params.method)
+        # The method is the commonsense node's (chosen there once, read-only): the loop's
+        # side of it is built here around that node's answers.
         peer = ask_peer_method(
             context.node,
             timeout_s=PEER_TIMEOUT_S,
             cancel=self.cancel,
             clients=kept,
         )
-        problem = mismatch(method.name, peer) if peer is not None else None
-        if problem:
-            raise CowpError(problem, hint="`ros2 param get /commonsense method` says its method")
+        method = get_method(peer.method if peer is not None else DEFAULT_METHOD)
         # The method's per-model settings follow the model that answers.
         model_name = peer.model if peer is not None else ""
         ports = Reasoners(monitor=commonsense, facts=commonsense, acquirer=commonsense)

@@ -16,7 +16,6 @@ from cowp_ros.chaos.answers import SensibleModel
 from cowp_ros.chaos.server import ScriptedLLMServer
 from cowp_ros.cowp.run_report import read_report
 from cowp_ros.methods.registry import METHODS_ENV
-from cowp_ros.ros.clients.peer_method import REFUSED
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -63,7 +62,6 @@ def test_a_registered_method_runs_on_the_graph(
                 "commonsense.llm_model=scripted",
                 "commonsense.answer_cache=false",
                 "commonsense.method=toy",
-                "task_manager.method=toy",
                 f"task_manager.report_dir={tmp_path / 'reports'}",
             ],
         )
@@ -76,30 +74,31 @@ def test_a_registered_method_runs_on_the_graph(
     assert report.events_of("acquirer") and report.model == "scripted"
 
 
-def test_nodes_that_run_different_methods_refuse_the_task_and_say_why(
+def test_the_task_manager_runs_the_commonsense_nodes_method_and_says_so(
     start_graph, model: ScriptedLLMServer, tmp_path: Path
 ) -> None:
+    """The method is chosen once, on the commonsense node: the task manager has no method
+    of its own to disagree with; it says at start-up which one its tasks run, and a peer
+    cannot change it (the parameter is read-only)."""
     start_graph(
         partial_profile(
             ["planner", "commonsense", "task_manager"],
             [
                 f"commonsense.llm_url={model.url}",
                 "commonsense.llm_model=scripted",
-                "commonsense.method=grounded",
-                "task_manager.method=cowp",
+                "commonsense.method=cowp",
                 "task_manager.world_node=''",
                 f"task_manager.report_dir={tmp_path / 'reports'}",
             ],
         )
     )
-    said = "the task manager runs method 'cowp' but /commonsense answers with 'grounded'"
-    # It says so at start-up, with no task sent ...
     log = tmp_path / "logs" / "task_manager.log"
     deadline = time.monotonic() + 60
-    while f"{said}: set both nodes' `method` parameter alike; {REFUSED}" not in log.read_text():
+    while "tasks run /commonsense's method: cowp" not in log.read_text():
         assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.2)
-    # ... and refuses a task with the reason.
+    # No executor here: the run plans with the adopted method, then stops at the first step.
     result = run_to_end("fill_cup")
-    assert result.outcome is Outcome.ABORTED
-    assert said in result.explanation, result.explanation
+    assert "the executor is not serving" in result.explanation, result.explanation
+    # the paper's COWP asks nothing ahead of a situation; the default method would
+    assert read_report(result.report_path).sections["graph"]["asked_ahead"] == []

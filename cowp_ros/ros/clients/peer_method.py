@@ -1,11 +1,12 @@
 """Which method and model the commonsense node answers with, asked of the node itself.
 
-The task manager builds the loop's side of a method (how it orders stand-ins, tidies
-plans, blames failures) around the commonsense node's answers, which come from the same
-method's reasoners: both nodes must run one method. The commonsense node holds its
-`method` and, once its model is open, the `model` that answers, as parameters; the
-task manager finds the node that serves `CheckPlan` and reads them through its
-standard `get_parameters` service (a person: `ros2 param get /commonsense method`).
+The method is chosen once, on the commonsense node (its read-only `method` parameter):
+the task manager builds the loop's side of it (how it orders stand-ins, tidies plans,
+blames failures) around that node's answers, so it adopts the node's method rather than
+having one of its own that could differ. The commonsense node holds its `method` and,
+once its model is open, the `model` that answers, as parameters; the task manager finds
+the node that serves `CheckPlan` and reads them through its standard `get_parameters`
+service (a person: `ros2 param get /commonsense method`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from cowp_ros.ros.names import CHECK_PLAN_SERVICE
 from cowp_ros.ros.parameters import Param
 from cowp_ros.ros.waiting import call_service
 
-REFUSED = "tasks are refused until they match"
-
 METHOD_PARAMETER = "method"
 MODEL_PARAMETER = "model"
 
@@ -41,7 +40,7 @@ def known_method(value: Any) -> str | None:
 
 
 def method_param(description: str) -> Param:
-    """The `method` parameter both nodes declare."""
+    """The commonsense node's `method` parameter."""
     return Param(METHOD_PARAMETER, DEFAULT_METHOD, description, known_method)
 
 
@@ -109,28 +108,17 @@ def ask_peer_method(
     return peer_from_response(peer, response)
 
 
-def mismatch(own: str, peer: PeerMethod) -> str | None:
-    """What to tell the user when the two nodes run different methods, else None."""
-    if peer.method == own:
-        return None
-    return (
-        f"the task manager runs method {own!r} but {peer.node} answers with {peer.method!r}: "
-        "set both nodes' `method` parameter alike"
-    )
-
-
 class StartupPeerCheck:
-    """At start-up, say whether the commonsense node runs the same method.
+    """At start-up, learn which method the commonsense node runs, and say so.
 
     Polls the graph once a second (without blocking the executor) until a node serves
-    `CheckPlan`, asks it for its `method` and `model`, and logs the match or the
-    mismatch once; it gives up quietly after `give_up_s` (the task manager checks again
-    before each task, and refuses one whose peer runs another method).
+    `CheckPlan`, asks it for its `method` and `model`, and logs them once; it gives up
+    quietly after `give_up_s` (each task asks again before it plans). The client it
+    makes is the one each task asks through (kept_clients.py).
     """
 
-    def __init__(self, node: Node, own: str, clients: KeptClients, give_up_s: float = 60.0) -> None:
+    def __init__(self, node: Node, clients: KeptClients, give_up_s: float = 60.0) -> None:
         self.node = node
-        self.own = own
         self.clients = clients
         self.found: PeerMethod | None = None
         self._tries = max(1, int(give_up_s))
@@ -165,12 +153,8 @@ class StartupPeerCheck:
             self._asking = False
             return
         self.found = found
-        problem = mismatch(self.own, found)
-        if problem:
-            self.node.get_logger().error(f"{problem}; {REFUSED}")
-        else:
-            model = f", model {found.model}" if found.model else ""
-            self.node.get_logger().info(f"{peer} runs method {found.method}{model} as well")
+        model = f", model {found.model}" if found.model else ""
+        self.node.get_logger().info(f"tasks run {peer}'s method: {found.method}{model}")
         self._stop()
 
     def _stop(self) -> None:

@@ -39,7 +39,7 @@ from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.limits import MAX_TASK_TEXT
 from cowp_ros.ros.clients.commonsense_client import cancel_publisher
 from cowp_ros.ros.clients.kept_clients import KeptClients
-from cowp_ros.ros.clients.peer_method import StartupPeerCheck, method_param
+from cowp_ros.ros.clients.peer_method import StartupPeerCheck
 from cowp_ros.ros.clients.world_client import world_parameters_client
 from cowp_ros.ros.conversions import situation_from_msg
 from cowp_ros.ros.executors import SteadyMultiThreadedExecutor
@@ -74,10 +74,6 @@ PARAMETERS = (
         "the node whose world_objects parameter lists the objects the world has (sim_world "
         "in the sim profile); the task is planned with those only, and a step on any other "
         "is refused ('' = none: the present_objects)",
-    ),
-    method_param(
-        "situation method (cowp_ros.methods.registry), as the commonsense node's: checked "
-        "at start-up and before each task, which is refused when they differ"
     ),
     Param(
         "report_dir",
@@ -167,7 +163,7 @@ class TaskManager(ActionNode):
         self.service_clients.get(CheckPlan, CHECK_PLAN_SERVICE)
         self.service_clients.get(AcquireKnowledge, ACQUIRE_SERVICE)
         world_parameters_client(self.service_clients, self.params["world_node"])
-        self.peer_check = StartupPeerCheck(self, self.params["method"], self.service_clients)
+        self.peer_check = StartupPeerCheck(self, self.service_clients)
         self.run_context = RunContext.of(self)  # all a run gets of this node
         self.get_logger().info(f"ready: RunTask on {RUN_TASK_ACTION}")
 
