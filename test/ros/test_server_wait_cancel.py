@@ -33,9 +33,14 @@ class NoExecutor:
 
 
 def robot(client: NoExecutor) -> GraphRobot:
-    node = SimpleNamespace(skill_client=client, params={"step_timeout_s": 5.0})
     presence = SimpleNamespace(refusal=lambda step: None)
-    return GraphRobot(node, clock=None, presence=presence)  # type: ignore[arg-type]
+    return GraphRobot(
+        None,  # type: ignore[arg-type]  # no situations are taken here
+        client,  # type: ignore[arg-type]
+        5.0,
+        clock=None,  # type: ignore[arg-type]
+        presence=presence,  # type: ignore[arg-type]
+    )
 
 
 def test_a_cancel_ends_the_wait_for_the_executor() -> None:
