@@ -228,9 +228,13 @@ class ModelTransport:
                 done.set()
 
         threading.Thread(target=work, name="cowp-model-request", daemon=True).start()
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            cancelled.set()
-            raise _DeadlineError
+        # Short waits: a Ctrl-C the kernel handed to another thread (one a library
+        # started with the signal unblocked) is raised here only when this thread runs
+        # Python again, so it must not sleep until the deadline in one call.
+        while not done.wait(min(WAKE_S, max(0.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                cancelled.set()
+                raise _DeadlineError
         if "error" in outcome:
             raise outcome["error"]
         return outcome["value"]
@@ -332,6 +336,10 @@ def _check_url(url: str, shown: str, role: ServerRole) -> None:
             f"the {role.name} URL {shown!r} is not an http(s) URL.",
             hint=f"give the server's base URL, e.g. {role.url_example}",
         )
+
+
+WAKE_S = 0.2
+"""How often a wait for a model's answer returns to Python (see `_exchange`)."""
 
 
 def _pause(seconds: float, deadline: float) -> bool:
