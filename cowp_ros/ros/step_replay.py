@@ -13,6 +13,12 @@ left out (the live run has not started then), and so is the rest of a segment on
 live run announces its next step (a picture of the cup must not reach the detector
 while the live robot looks for the mug). Steps the live run does not take are skipped
 over, so a run that decides otherwise says so in what it was not sent.
+
+A camera keeps sending while the robot stays at a step: once a segment's pictures are
+out and the live run is still at that step, its last picture is sent again at the
+recorded frame spacing (as a still camera would), so a detector that dropped frames,
+or a step that waits for the detector to have seen its object, is not left without
+one. Only camera images are held so; a situation or a step is never sent twice.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ from cowp_ros.ros.matching import wait_for_every_subscriber
 from cowp_ros.ros.names import CURRENT_STEP_TOPIC
 
 STEP_TYPE = "cowp_interfaces/msg/PlanStep"
+IMAGE_TYPE = "sensor_msgs/msg/Image"
+HOLD_SPACING_S = 0.5
+"""The spacing of a held picture when the segment has only one."""
 
 
 def step_key(action: str, arguments: Sequence[str]) -> str:
@@ -125,10 +134,14 @@ class StepFollower:
             segment = pending[index]
             pending = pending[index + 1 :]
             say(f"step {announced}: {len(segment.records)} message(s)")
-            self._publish(segment, stop)
+            self._publish(segment, stop, hold=bool(pending), hold_s=idle_s)
         self.skipped += [segment.step for segment in pending]
 
-    def _publish(self, segment: Segment, stop: threading.Event) -> None:
+    def _publish(
+        self, segment: Segment, stop: threading.Event, *, hold: bool, hold_s: float
+    ) -> None:
+        """The segment at its recorded spacing; then, with `hold` and while the live run
+        stays at the step (at most `hold_s`), its last picture again and again."""
         if not segment.records:
             return
         start = time.monotonic()
@@ -138,6 +151,19 @@ class StepFollower:
             if stop.wait(max(0.0, due - time.monotonic())) or self._announced.qsize():
                 return  # stopped, or the live run moved on: the rest belongs to no step
             self.publishers[record.topic].publish(record.rawdata)
+            self.published += 1
+        pictures = [r for r in segment.records if r.msgtype == IMAGE_TYPE]
+        if not hold or not pictures:
+            return
+        spacing = HOLD_SPACING_S
+        if len(pictures) > 1:
+            spread = (pictures[-1].timestamp_ns - pictures[0].timestamp_ns) / 1e9
+            spacing = max(0.05, spread / (len(pictures) - 1) / self.rate)
+        last, until = pictures[-1], time.monotonic() + hold_s
+        while time.monotonic() < until:
+            if stop.wait(spacing) or self._announced.qsize():
+                return
+            self.publishers[last.topic].publish(last.rawdata)
             self.published += 1
 
 
