@@ -56,9 +56,15 @@ def test_every_listener_the_graph_shows_hears_it_a_recorder_too(lone_node) -> No
         listener = lone_node(name)
         listener.create_subscription(Situation, SITUATIONS_TOPIC, inbox.append, 10)
         listeners.append(listener)
-    matched, seen = publish_situation(
-        "the cup is dirty", about="cup_1", source="person", confidence=0.9, wait_s=30.0
-    )
+    # The verb's own node may not have discovered both listeners when it looks (DDS
+    # discovery takes its time); what it must never do is stop at the first it matched.
+    for _ in range(10):
+        matched, seen = publish_situation(
+            "the cup is dirty", about="cup_1", source="person", confidence=0.9, wait_s=30.0
+        )
+        assert matched == seen  # every listener it saw, it waited for
+        if seen == 2:
+            break
     assert (matched, seen) == (2, 2)
     for listener in listeners:
         executor = SingleThreadedExecutor(context=listener.context)
@@ -67,9 +73,9 @@ def test_every_listener_the_graph_shows_hears_it_a_recorder_too(lone_node) -> No
         while not heard[listener.get_name()] and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.1)
         executor.shutdown()
-    assert {name: [m.text for m in inbox] for name, inbox in heard.items()} == {
-        "task_manager": ["the cup is dirty"],
-        "recorder": ["the cup is dirty"],
+    assert {name: {m.text for m in inbox} for name, inbox in heard.items()} == {
+        "task_manager": {"the cup is dirty"},
+        "recorder": {"the cup is dirty"},
     }
 
 

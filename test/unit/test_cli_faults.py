@@ -276,13 +276,13 @@ def test_ctrl_c_while_the_model_answers_ends_within_a_second(tmp_path: Path) -> 
             time.sleep(0.5)
             sent = time.monotonic()
             os.killpg(process.pid, signal.SIGINT)
-            process.wait(timeout=30)
+            # read the pipes while waiting: a command that fills one would never end
+            _, err = process.communicate(timeout=30)
             seconds = time.monotonic() - sent
         finally:
             if process.poll() is None:
                 process.kill()
-                process.wait()
-    err = process.stderr.read() if process.stderr else ""
+                process.communicate()
     print(f"Ctrl-C while the model answers: exit after {seconds:.2f} s")
     assert process.returncode == 130, err
     assert "cowp run: interrupted" in err and "Traceback" not in err
