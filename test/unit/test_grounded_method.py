@@ -17,7 +17,7 @@ from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.grounding import GroundedFacts, fact_of, ground
 from cowp_ros.methods.grounded.method import grounded_loop
-from cowp_ros.methods.grounded.questions import EXAMPLES
+from cowp_ros.methods.grounded.questions import EXAMPLES, RESTATED_EXAMPLES, examples_for
 from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
     NEED,
@@ -536,3 +536,82 @@ def test_a_tidied_plan_that_still_goes_back_is_not_called_tidied() -> None:
     plate_to_sink = get_task("plate_to_sink").load()
     result = TidyPlanner(make_planner("pyperplan")).solve(plate_to_sink, 60)
     assert returns_to(plate_to_sink, result.steps) == [] and "(tidied)" in result.detail
+
+
+# ---- restating a situation first --------------------------------------------------------
+
+
+def restating_monitor(model: ScriptedModel) -> GroundedMonitor:
+    return GroundedMonitor(
+        model,
+        "filling a cup with water",
+        Thresholds(use=0.0, world=2.0),
+        examples=examples_for(True),
+        restate=True,
+    )
+
+
+def test_a_restated_situation_is_asked_about_in_its_plain_form(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(
+        completions=[
+            (r"unwashed\. Say it plainly: what is the cup like now\?", "The cup is dirty.")
+        ],
+        yes_no=[(r"unwashed: the cup is dirty\. Can the robot still use the cup", False)],
+    )
+    monitor = restating_monitor(model)
+    situation = Situation("someone left the cup unwashed")
+    check = monitor.check(FILL_PLAN, situation, task, used(FILL_PLAN))
+    assert check.blocked == FILL_PLAN[2]
+    decision = monitor.decisions[-1]
+    assert decision.restated == "The cup is dirty"
+    assert "(read as: The cup is dirty)" in decision.describe()
+    assert [kind for kind, _, _ in model.log] == ["complete", "yes_no"]
+    # the fact keeps the sentence's own words, not the restatement's
+    assert check.fact is not None and "unwashed" in str(check.fact.atom)
+
+
+def test_a_restatement_about_something_else_or_too_long_is_dropped(fill) -> None:
+    _, task = fill
+    for reply in ("I cannot tell.", "The cup " + "is very " * 8 + "old."):
+        model = ScriptedModel(completions=[(r"Say it plainly", reply)], default_yes_no=True)
+        monitor = restating_monitor(model)
+        monitor.check(FILL_PLAN, Situation("the cup is blue"), task, used(FILL_PLAN))
+        assert monitor.decisions[-1].restated == ""
+        assert model.questions()[0] == (
+            "Task: filling a cup with water. The cup is blue. "
+            "Can the robot still use the cup for the task?"
+        )
+
+
+def test_without_restating_no_restatement_is_asked(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(default_yes_no=True)
+    monitor_for(model).check(FILL_PLAN, Situation("the cup is blue"), task, used(FILL_PLAN))
+    assert "complete" not in {kind for kind, _, _ in model.log}
+    assert monitor_for(model).restate is False
+
+
+def test_a_restating_monitor_shares_one_prefix_with_its_restatements(fill) -> None:
+    _, task = fill
+
+    class CompletionSpy(PrefixSpy):
+        def complete(self, prompt: str, *, system=None, examples=(), max_tokens: int = 64) -> str:
+            self.prefixes.append(tuple(examples))
+            return "The cup is sticky."
+
+    model = CompletionSpy()
+    restating_monitor(model).check(FILL_PLAN, Situation("the cup is sticky"), task, used(FILL_PLAN))
+    assert len(model.prefixes) >= 2
+    assert all(prefix == RESTATED_EXAMPLES for prefix in model.prefixes)
+    assert RESTATED_EXAMPLES[: len(EXAMPLES)] == EXAMPLES
+
+
+def test_restate_is_a_switch_in_the_settings(tmp_path: Path) -> None:
+    path = tmp_path / "grounded.yaml"
+    path.write_text("models:\n  m: {restate: true}\n  default: {}\n")
+    assert GroundedSettings.for_model("m", path).restate is True
+    assert GroundedSettings.for_model("other", path).restate is False
+    path.write_text("models:\n  default: {restate: 1}\n")
+    with pytest.raises(CowpError, match="restate must be true or false"):
+        GroundedSettings.for_model("m", path)

@@ -77,7 +77,9 @@ def grounded_reasoners(
                 dirty=settings.dirty_threshold,
                 need=settings.need_threshold,
             ),
+            examples=questions.examples_for(settings.restate),
             reserved=context.reserved,
+            restate=settings.restate,
             needs=needs,
             stated=stated,
         ),
@@ -113,6 +115,13 @@ def grounded_loop_from(
     )
 
 
+def grounded_warm(model: LanguageModel, task_description: str = "") -> None:
+    """Have the server read the questions' shared prefix, the one the model's settings
+    ask for (with the restatement's examples where it restates)."""
+    settings = GroundedSettings.for_model(model.name)
+    questions.warm(model, task_description, questions.examples_for(settings.restate))
+
+
 def grounded_trace(loop: OpenWorldPlanner) -> list[str]:
     """The loop's narrative, then one line per situation decision."""
     lines = default_trace(loop)
@@ -129,7 +138,7 @@ GROUNDED = register(
         reasoners=grounded_reasoners,
         loop=grounded_loop_from,
         trace=grounded_trace,
-        warm=questions.warm,
+        warm=grounded_warm,
     )
 )
 

@@ -74,6 +74,25 @@ def task_state_question(object_noun: str, task_description: str) -> str:
     return f"{task_clause(task_description)} Is {object_noun} dirty?"
 
 
+def restate_question(object_noun: str, task_description: str, situation: str) -> str:
+    """What the situation leaves the object like, said plainly ("The cup is dirty."):
+    the same state in other words comes back in the same few words, so the questions
+    that follow read one form, not the sentence's own wording."""
+    return (
+        f"{task_clause(task_description)} {told(situation)}. "
+        f"Say it plainly: what is {object_noun} like now?"
+    )
+
+
+def restated(situation: str, restatement: str) -> str:
+    """The situation, then what it leaves the object like, as the questions read it
+    ("the cup has not been washed since breakfast: the cup is dirty")."""
+    plain = restatement.strip().rstrip(".").strip()
+    if not plain:
+        return situation
+    return f"{sentence(situation)}: {plain[:1].lower()}{plain[1:]}"
+
+
 def task_question(task_description: str, situation: str) -> str:
     """Can the task go on, given a situation that names no object present?"""
     return (
@@ -130,6 +149,66 @@ TASK_EXAMPLES: tuple[Example, ...] = (
 )
 """Task: situations about the world rather than one object."""
 
+
+def _restate(task: str, obj: str, situation: str, answer: str) -> Example:
+    return Example(restate_question(obj, task, situation), answer)
+
+
+RESTATE_EXAMPLES: tuple[Example, ...] = (
+    _restate(
+        "storing the socks",
+        "the drawer",
+        "nobody can pull the drawer open",
+        "The drawer cannot be opened.",
+    ),
+    _restate(
+        "storing the socks",
+        "the drawer",
+        "a small flower is painted on the front of the drawer",
+        "The drawer is decorated.",
+    ),
+    _restate(
+        "boiling water for tea",
+        "the kettle",
+        "water drips from the bottom of the kettle",
+        "The kettle is leaking.",
+    ),
+    _restate(
+        "boiling water for tea",
+        "the kettle",
+        "the power to the kitchen has been cut",
+        "The kettle cannot be switched on.",
+    ),
+    _restate(
+        "boiling water for tea",
+        "the kettle",
+        "the lid of the kettle has a tiny scratch",
+        "The kettle is slightly scratched.",
+    ),
+    _restate(
+        "serving the soup",
+        "the bowl",
+        "nobody has rinsed the bowl since lunch",
+        "The bowl is dirty.",
+    ),
+    _restate(
+        "serving the soup", "the bowl", "the bowl holds three spoons and a lid", "The bowl is full."
+    ),
+    _restate(
+        "serving the soup",
+        "the bowl",
+        "nobody can find the bowl in the kitchen",
+        "The bowl is missing.",
+    ),
+    _restate(
+        "drying the dishes", "the towel", "a cat is sleeping on the sofa", "The towel is unchanged."
+    ),
+)
+"""Restatement: a failed action said as the state it shows, dirt said as its cause, a
+container's contents said as a list, a cause elsewhere said as what it does to the
+object, and remarks that change nothing (a pattern, a scratch, a scene elsewhere) said
+as just that: the fixed form keeps what matters and drops how it was said."""
+
 EXAMPLES: tuple[Example, ...] = (
     *USE_EXAMPLES,
     *STATE_EXAMPLES,
@@ -138,8 +217,20 @@ EXAMPLES: tuple[Example, ...] = (
 )
 """The prefix every question of the monitor shares (see the module docstring)."""
 
+RESTATED_EXAMPLES: tuple[Example, ...] = (*EXAMPLES, *RESTATE_EXAMPLES)
+"""The shared prefix of a monitor that restates situations first: the restatement's
+examples after the others, so that every question still shares one prefix (a server
+with one prompt cache reads it once)."""
 
-def warm(model: LanguageModel, task_description: str = "") -> None:
+
+def examples_for(restate: bool) -> tuple[Example, ...]:
+    """The shared prefix of a monitor that does (or does not) restate situations."""
+    return RESTATED_EXAMPLES if restate else EXAMPLES
+
+
+def warm(
+    model: LanguageModel, task_description: str = "", examples: tuple[Example, ...] = EXAMPLES
+) -> None:
     """Have the model's server read the questions' shared prefix now (the examples, and
     the task's words when known), so that the first situation of a run costs only its
     own words. A model without a `warm` method (a scripted double, an answer cache) is
@@ -148,6 +239,6 @@ def warm(model: LanguageModel, task_description: str = "") -> None:
     if not callable(warm_prefix):
         return
     if task_description:
-        warm_prefix(examples=EXAMPLES, question=f"{task_clause(task_description)} {WARM_QUESTION}")
+        warm_prefix(examples=examples, question=f"{task_clause(task_description)} {WARM_QUESTION}")
     else:
-        warm_prefix(examples=EXAMPLES)
+        warm_prefix(examples=examples)

@@ -22,6 +22,9 @@ from cowp_ros.resources import share_path
 CONFIG_ENV = "COWP_GROUNDED_CONFIG"
 DEFAULT_ENTRY = "default"
 
+SWITCHES = frozenset({"restate"})
+"""The settings that are true or false rather than numbers."""
+
 
 @dataclass(frozen=True)
 class GroundedSettings:
@@ -34,6 +37,7 @@ class GroundedSettings:
     role_threshold: float = 0.9
     max_candidates: int = 3
     min_similarity: float = 0.0
+    restate: bool = False
     model: str = DEFAULT_ENTRY
 
     @classmethod
@@ -72,6 +76,11 @@ class GroundedSettings:
                     f"{source}, model {name!r}: unknown setting {key!r}",
                     hint=f"known: {', '.join(sorted(known))}",
                 )
+            if key in SWITCHES:
+                if not isinstance(value, bool):
+                    raise CowpError(f"{source}, model {name!r}: {key} must be true or false")
+                values[key] = value
+                continue
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise CowpError(f"{source}, model {name!r}: {key} must be a number")
             values[key] = int(value) if key == "max_candidates" else float(value)

@@ -33,6 +33,7 @@ object), so no question is asked twice.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ from cowp_ros.methods.grounded.grounding import Grounding, fact_of, ground, plan
 from cowp_ros.methods.grounded.questions import (
     EXAMPLES,
     need_question,
+    restate_question,
+    restated,
     state_question,
     task_question,
     task_state_question,
@@ -92,6 +95,12 @@ class Thresholds:
     dirty: float = 0.0
     need: float = 0.0
 
+
+RESTATEMENT_TOKENS = 16
+"""The most a restatement may say ("The vacuum power cord is too short." is 9 tokens)."""
+
+RESTATEMENT_WORDS = 10
+"""A restatement longer than this is a story, not the fixed form: dropped."""
 
 USE = "question"
 STATE = "state question"
@@ -172,6 +181,7 @@ class Decision:
     by: str  # "grounding" | "question" | "world question"
     asked: tuple[Asked, ...] = ()
     because: Asked | None = None
+    restated: str = ""  # what the situation leaves its object like, when restated first
 
     @property
     def first(self) -> Asked | None:
@@ -212,6 +222,7 @@ class Decision:
             "score": self.score,
             "threshold": self.threshold,
             "asked": [a.to_dict() for a in self.asked],
+            "restated": self.restated,
         }
 
     def describe(self) -> str:
@@ -233,8 +244,9 @@ class Decision:
             if decisive is not None and decisive.score is not None
             else ""
         )
+        read_as = f" (read as: {self.restated})" if self.restated else ""
         return (
-            f"decided: {sentence(self.situation)}: {verdict} {how}{score}; "
+            f"decided: {sentence(self.situation)}{read_as}: {verdict} {how}{score}; "
             f"{self.grounding.describe()}"
         )
 
@@ -251,6 +263,12 @@ class GroundedMonitor:
     monitor's answers for the next (the commonsense node, one monitor per request)
     passes the same `RoleNeeds` to each, and the same `stated` (whether the task's words
     call each role dirty, kept alone where the clean need is still to be asked).
+
+    `restate` has the model first say what the situation leaves the object like, in a
+    fixed form ("The cup is dirty."), and the object's questions read both the sentence
+    and that restatement: the same state said in other words then reaches the questions
+    in the same few words (`examples` must then hold the restatement's examples too:
+    `questions.examples_for`).
     """
 
     model: LanguageModel
@@ -259,6 +277,7 @@ class GroundedMonitor:
     examples: tuple[Example, ...] = EXAMPLES
     reserved: frozenset[str] = frozenset()
     ask_all: bool = False
+    restate: bool = False
     decisions: list[Decision] = field(default_factory=list)
     needs: RoleNeeds = field(default_factory=dict)
     stated: RoleStates = field(default_factory=dict)
@@ -366,27 +385,32 @@ class GroundedMonitor:
         """Its use first; if still usable, dirt, and then (once per role) the task's own
         words about the object's dirt and the clean need."""
         text = situation.text
+        said, plain, restating = text, "", 0.0
+        if self.restate:
+            said, plain, restating = self._restated(object_noun, text)
         use = self._ask(
             USE,
-            use_question(object_noun, self.task_description, text),
+            use_question(object_noun, self.task_description, said),
             self.thresholds.use,
             (f"{object_noun} can no longer be used", f"{object_noun} can still be used"),
         )
+        # The restatement is part of what the use question cost.
+        use = dataclasses.replace(use, seconds=use.seconds + restating)
         if use.reached:
-            return Decision(text, grounding, True, USE, (use,), use)
+            return Decision(text, grounding, True, USE, (use,), use, plain)
         needs = self._known_needs(object_noun)
         if needs is not None and not _needed_clean(needs):
             # Dirt cannot block this role (the task does not need it clean, or calls it
             # dirty): whether the situation makes it dirty decides nothing.
-            return Decision(text, grounding, False, USE, (use,))
+            return Decision(text, grounding, False, USE, (use,), restated=plain)
         state = self._ask(
             STATE,
-            state_question(object_noun, self.task_description, text),
+            state_question(object_noun, self.task_description, said),
             self.thresholds.dirty,
             (f"{object_noun} is dirty", f"{object_noun} is not dirty"),
         )
         if not state.reached:
-            return Decision(text, grounding, False, USE, (use, state))
+            return Decision(text, grounding, False, USE, (use, state), restated=plain)
         asked: tuple[Asked, ...] = (use, state)
         if needs is None:
             needs = self._clean_need(object_noun)
@@ -394,7 +418,27 @@ class GroundedMonitor:
             asked += needs
         needed = _needed_clean(needs)
         because = next((a for a in needs if a.kind == NEED), None) if needed else None
-        return Decision(text, grounding, because is not None, USE, asked, because)
+        return Decision(text, grounding, because is not None, USE, asked, because, plain)
+
+    def _restated(self, object_noun: str, text: str) -> tuple[str, str, float]:
+        """(the situation as the questions read it, the restatement, its seconds).
+
+        The restatement counts only where it speaks of the object in a short sentence
+        of its own; anything else (a refusal, a story, another object) is dropped and
+        the questions read the situation alone."""
+        started = time.monotonic()
+        reply = self.model.complete(
+            restate_question(object_noun, self.task_description, text),
+            examples=self.examples,
+            max_tokens=RESTATEMENT_TOKENS,
+        )
+        seconds = time.monotonic() - started
+        lines = reply.strip().splitlines()
+        plain = lines[0].strip() if lines else ""
+        head = object_noun.split()[-1].lower()
+        if not plain or head not in plain.lower() or len(plain.split()) > RESTATEMENT_WORDS:
+            return text, "", seconds
+        return restated(text, plain), plain.rstrip("."), seconds
 
     def _known_needs(self, object_noun: str) -> tuple[Asked, ...] | None:
         return self.needs.get((self.task_description, object_noun))
