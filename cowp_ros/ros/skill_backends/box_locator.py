@@ -14,26 +14,19 @@ camera's pose in the map at that moment. The geometry is skills/box_refine.py's.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
-from typing import Any
 
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
-from sensor_msgs.msg import CameraInfo
 
 from cowp_interfaces.msg import DetectionArray
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.skill_backends.camera_views import CameraView
 from cowp_ros.ros.skill_backends.common import Timeouts
 from cowp_ros.ros.skill_backends.tf_pose import TfTree
 from cowp_ros.skills.box_refine import Box, BoxView, locate_from_boxes
 from cowp_ros.skills.config import CameraConfig
 from cowp_ros.skills.interfaces import ObjectPose
-
-# Detections must arrive this long after the request: the image they came from was
-# taken after the arm had stopped (exposure, transport and the detector in between).
-SETTLE_S = 0.15
 
 
 class RosBoxLocator:
@@ -53,43 +46,15 @@ class RosBoxLocator:
         self.surface_height = surface_height
         self.detection_classes = dict(detection_classes)
         self.description = f"detections on {camera.detections_topic} ({camera.info_topic})"
-        self._lock = threading.Lock()
-        self._detections: tuple[Any, float] | None = None
-        self._info: Any = None
-        self.subscriptions = [
-            node.create_subscription(
-                DetectionArray,
-                camera.detections_topic,
-                self._on_detections,
-                10,
-                callback_group=callback_group,
-            ),
-            node.create_subscription(
-                CameraInfo,
-                camera.info_topic,
-                self._on_info,
-                qos_profile_sensor_data,
-                callback_group=callback_group,
-            ),
-        ]
-
-    def _on_detections(self, msg: Any) -> None:
-        with self._lock:
-            self._detections = (msg, time.monotonic())
-
-    def _on_info(self, msg: Any) -> None:
-        with self._lock:
-            self._info = msg
-
-    def _fresh(self, since: float, cancel: threading.Event) -> tuple[Any, Any] | None:
-        end = time.monotonic() + self.timeouts.detect_s
-        while time.monotonic() < end and not cancel.is_set():
-            with self._lock:
-                detections, info = self._detections, self._info
-            if detections is not None and info is not None and detections[1] >= since:
-                return detections[0], info
-            cancel.wait(0.02)
-        return None
+        self.view = CameraView(
+            node,
+            DetectionArray,
+            camera.detections_topic,
+            10,
+            camera.info_topic,
+            callback_group,
+        )
+        self.subscriptions = self.view.subscriptions
 
     def classes(self, kind: str) -> tuple[str, ...]:
         """The detector's names for an object kind: skills.yaml's detection_classes
@@ -100,7 +65,7 @@ class RosBoxLocator:
     def locate(
         self, name: str, kind: str, expected: ObjectPose, cancel: threading.Event
     ) -> ObjectPose | None:
-        fresh = self._fresh(time.monotonic() + SETTLE_S, cancel)
+        fresh = self.view.after_rest(self.timeouts.detect_s, cancel)
         if fresh is None:
             if cancel.is_set():
                 return None

@@ -13,25 +13,21 @@ at that moment. The geometry is skills/depth_refine.py's.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import numpy as np
 from rclpy.callback_groups import CallbackGroup
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import Image
 
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.skill_backends.camera_views import CameraView
 from cowp_ros.ros.skill_backends.common import Timeouts
 from cowp_ros.ros.skill_backends.tf_pose import TfTree
 from cowp_ros.skills.config import CameraConfig
 from cowp_ros.skills.depth_refine import DepthView, locate
 from cowp_ros.skills.interfaces import ObjectPose
-
-# A frame must arrive this long after the request, so the arm had stopped when it was
-# taken (the driver's exposure and the transport in between).
-SETTLE_S = 0.15
 
 
 def depth_array(msg: Any) -> np.ndarray:
@@ -68,48 +64,20 @@ class RosDepthLocator:
         self.camera, self.tree, self.timeouts = camera, tree, timeouts
         self.surface_height = surface_height
         self.description = f"wrist depth camera ({camera.depth_topic})"
-        self._lock = threading.Lock()
-        self._image: tuple[Any, float] | None = None
-        self._info: Any = None
-        self.subscriptions = [
-            node.create_subscription(
-                Image,
-                camera.depth_topic,
-                self._on_image,
-                qos_profile_sensor_data,
-                callback_group=callback_group,
-            ),
-            node.create_subscription(
-                CameraInfo,
-                camera.depth_info_topic,
-                self._on_info,
-                qos_profile_sensor_data,
-                callback_group=callback_group,
-            ),
-        ]
-
-    def _on_image(self, msg: Any) -> None:
-        with self._lock:
-            self._image = (msg, time.monotonic())
-
-    def _on_info(self, msg: Any) -> None:
-        with self._lock:
-            self._info = msg
-
-    def _fresh(self, since: float, cancel: threading.Event) -> tuple[Any, Any] | None:
-        end = time.monotonic() + self.timeouts.topic_s
-        while time.monotonic() < end and not cancel.is_set():
-            with self._lock:
-                image, info = self._image, self._info
-            if image is not None and info is not None and image[1] >= since:
-                return image[0], info
-            cancel.wait(0.02)
-        return None
+        self.view = CameraView(
+            node,
+            Image,
+            camera.depth_topic,
+            qos_profile_sensor_data,
+            camera.depth_info_topic,
+            callback_group,
+        )
+        self.subscriptions = self.view.subscriptions
 
     def locate(
         self, name: str, kind: str, expected: ObjectPose, cancel: threading.Event
     ) -> ObjectPose | None:
-        fresh = self._fresh(time.monotonic() + SETTLE_S, cancel)
+        fresh = self.view.after_rest(self.timeouts.topic_s, cancel)
         if fresh is None:
             if cancel.is_set():
                 return None
