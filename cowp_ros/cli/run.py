@@ -47,8 +47,7 @@ from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cli.plan import add_problem_arguments
 from cowp_ros.cowp.driver import Outcome
 from cowp_ros.cowp.loop import CowpSettings
-from cowp_ros.cowp.report import Event
-from cowp_ros.cowp.report_file import REPORTS_DIR_ENV, report_name, reports_folder
+from cowp_ros.cowp.report import REPORTS_DIR_ENV, Event, report_name, reports_folder
 from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation
 from cowp_ros.cowp.session import RunSession
 from cowp_ros.errors import CowpError, Terminated

@@ -60,9 +60,8 @@ from cowp_ros.cowp.loop_state import KnownSituation, LearnedRole, Reaction, RunS
 from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, Phase
 from cowp_ros.cowp.repairs import add_stand_in, block_step
-from cowp_ros.cowp.report import CowpReport
+from cowp_ros.cowp.report import CowpReport, usage_summary
 from cowp_ros.cowp.roles import held_without_release, role_actions
-from cowp_ros.cowp.run_report import usage_summary
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel

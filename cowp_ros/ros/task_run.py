@@ -223,7 +223,7 @@ class TaskRun:
         self.log.info(f"[{phase.value}] {event}")
 
     def _write_report(self, seconds: float) -> Path | None:
-        """The run's report in `cowp run`'s schema (`cowp/run_report.py`), naming the
+        """The run's report in `cowp run`'s schema (`cowp/report.py`), naming the
         model that answered the commonsense node and what it spent; what only the graph
         knows is its `graph` section."""
         commonsense = self._commonsense()

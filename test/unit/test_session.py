@@ -10,7 +10,7 @@ from cowp_ros.cowp.cancel import CancelToken, RunCancelledError
 from cowp_ros.cowp.driver import DriveEnd, DriveResult, Outcome, RetryPolicy
 from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.cowp.ports import StepOutcome
-from cowp_ros.cowp.run_report import read_report
+from cowp_ros.cowp.report import read_report
 from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation
 from cowp_ros.cowp.session import RunEnd, RunSession, end_of
 from cowp_ros.cowp.situation import Situation
