@@ -17,14 +17,15 @@ from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop_on
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
 def tiny_loop(tiny: PlanningTask) -> OpenWorldPlanner:
-    return paper_loop_on(
+    return build_loop(
+        "cowp",
         tiny,
         ScriptedModel(default_yes_no=True),
         make_planner("pyperplan"),
