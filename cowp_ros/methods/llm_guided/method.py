@@ -40,8 +40,8 @@ def with_llm_guided(base: MethodEntry) -> MethodEntry:
     return MethodEntry(
         name=f"{base.name}_llm_guided",
         label=f"{base.label}+LLM search",
-        summary=f"{base.label} whose planner is LLM-guided beam search (verified plans, "
-        "pyperplan fallback)",
+        summary=f"{base.label} whose planner is LLM-guided beam search (verified plans; the "
+        "run's planner takes over when it gives up)",
         loop=loop,
         reasoners=base.reasoners,
         trace=None,  # its benchmark trials keep no per-trial account
