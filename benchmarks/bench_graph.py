@@ -28,7 +28,7 @@ from pathlib import Path
 from cowp_ros.bringup.spec import load_profile, with_parameter_overrides
 from cowp_ros.bringup.supervisor import Supervisor
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
-from cowp_ros.cowp.run_report import read_report
+from cowp_ros.cowp.report import read_report
 from cowp_ros.llm.endpoint import llm_endpoint
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.ros.clients.task_client import TaskClient

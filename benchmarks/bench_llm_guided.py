@@ -42,7 +42,7 @@ from typing import Any
 from cowp_ros.chaos.answers import SMOKE_HELP, sensible_model_server
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.llm_guided import make_llm_guided_planner, verify_plan
+from cowp_ros.methods.llm_guided.search import make_llm_guided_planner, verify_plan
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.result import PlanStep
 from cowp_ros.tasks import get_task

@@ -131,6 +131,8 @@ class TaskMonitors:
             )
             if self.entry.warm is not None:
                 self.entry.warm(self.model, spec.description)
+            if self.entry.reasoners is None:
+                raise CowpError(f"the {self.entry.name} method has no monitor to measure")
             monitor = self.entry.reasoners(self.model, context).monitor
             if isinstance(monitor, MonitorPreparation):
                 asked = monitor.prepare(plan, problem)

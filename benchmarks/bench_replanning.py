@@ -31,8 +31,8 @@ from pathlib import Path
 
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop
 from cowp_ros.methods.paper.prompts import sentence
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, PlanResult, make_planner
 from cowp_ros.planning.fast_downward import is_available
@@ -104,7 +104,7 @@ def run_case(
 ) -> TimedPlanner:
     timed = TimedPlanner(planner)
     model = scripted_model(case, blocked_step_text)
-    loop = paper_loop(spec, model, timed, problem=task)
+    loop = build_loop("cowp", spec, model, timed, problem=task)
     run_scheduled(loop, [ScheduledSituation(case.situation, at_action=case.action)])
     return timed
 

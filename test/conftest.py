@@ -12,6 +12,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
+
+from cowp_ros.pddl import PlanningTask
+from cowp_ros.tasks import TaskSpec, get_task
+
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 # An explicit COWP_TEST_ROS_DOMAIN_ID pins the domain (to watch a run with ros2 topic echo).
 os.environ["ROS_DOMAIN_ID"] = os.environ.get(
@@ -29,3 +34,46 @@ def pytest_sessionfinish(session: object, exitstatus: int) -> None:
 
     stop_servers(Path(_RUNTIME), grace_s=5.0)
     shutil.rmtree(_RUNTIME, ignore_errors=True)
+
+
+# ---- small problems and registered tasks (the core and the methods use them) ----------
+
+DOMAIN_TEXT = """
+(define (domain tiny)
+  (:requirements :strips :typing)
+  (:types item place - thing thing - object cup bowl - item table - place)
+  (:predicates (found ?x - thing) (holding ?x - item) (hand_free) (served ?t - place))
+  (:action find_cup :parameters (?c - cup) :precondition (and) :effect (found ?c))
+  (:action hold_cup :parameters (?c - cup)
+    :precondition (and (found ?c) (hand_free))
+    :effect (and (holding ?c) (not (hand_free))))
+  (:action place_cup :parameters (?c - cup ?t - table)
+    :precondition (holding ?c)
+    :effect (and (served ?t) (hand_free) (not (holding ?c)))))
+"""
+PROBLEM_TEXT = """
+(define (problem tiny_problem) (:domain tiny)
+  (:objects cup_1 - cup bowl_1 - bowl table_1 - table)
+  (:init (hand_free))
+  (:goal (served table_1)))
+"""
+
+
+@pytest.fixture
+def tiny() -> PlanningTask:
+    """A three-action cup domain with a bowl present (no bowl actions)."""
+    return PlanningTask.from_text(DOMAIN_TEXT, PROBLEM_TEXT, "tiny")
+
+
+@pytest.fixture
+def tiny_files(tmp_path: Path) -> tuple[Path, Path]:
+    domain = tmp_path / "domain.pddl"
+    problem = tmp_path / "problem.pddl"
+    domain.write_text(DOMAIN_TEXT)
+    problem.write_text(PROBLEM_TEXT)
+    return domain, problem
+
+
+@pytest.fixture(scope="session")
+def fill_cup() -> TaskSpec:
+    return get_task("fill_cup")

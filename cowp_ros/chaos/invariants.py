@@ -111,7 +111,7 @@ def strict_report(run: Run) -> Check:
         return Check("strict_report", False, f"not strict JSON: {str(err)[:120]}")
     if not isinstance(data, dict) or not isinstance(data.get("outcome"), str):
         return Check("strict_report", False, "no outcome")
-    events = data.get("events")  # every run's report has them (cowp/run_report.py)
+    events = data.get("events")  # every run's report has them (cowp/report.py)
     if not isinstance(events, list):
         return Check("strict_report", False, "no events list")
     return Check("strict_report", True)

@@ -92,7 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="METHOD",
         default=DEFAULT_METHOD,
         help=f"situation handling of the commonsense node and task manager: "
-        f"{', '.join(importable_method_names())} (default {DEFAULT_METHOD}; see `cowp run --help`)",
+        f"{', '.join(importable_method_names(on_graph=True))} (default {DEFAULT_METHOD}; "
+        "see `cowp run --help`)",
     )
     parser.add_argument(
         "--out", type=Path, default=Path("build/demo"), help="folder for logs, report and bag"
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from cowp_ros.cli._tasks import apply_tasks
     from cowp_ros.cli.llm import settings_from_args
     from cowp_ros.llm.endpoint import llm_endpoint
-    from cowp_ros.methods.registry import get_method
+    from cowp_ros.methods.registry import graph_method
     from cowp_ros.sim.scenario import load_scenario
     from cowp_ros.tasks import get_task
 
@@ -137,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
             "world of its own problem",
         )
     get_task(scenario.task)  # an unknown task is said before anything starts
-    get_method(args.method)  # and an unknown method, or a method module that fails
+    graph_method(args.method)  # and an unknown method, a method module that fails, or
+    # a method that cannot run on the graph
     run_dir.mkdir(parents=True, exist_ok=True)
     print(f"scenario {scenario.name}: {scenario.description} (method: {args.method})")
     stop = threading.Event()

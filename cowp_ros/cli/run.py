@@ -11,19 +11,26 @@ Your own task: `--tasks FILE` adds a tasks.yaml of yours to the shipped tasks
 (`cowp run --tasks ~/my/tasks.yaml water_plant`), or `--domain D --problem P` runs a
 domain and a problem with no registry entry at all.
 
-Situation handling (--method): `grounded` (default), the project's own: one grounded
-decision per situation, a frugal acquirer, tidy plans (docs/grounded.md); `cowp`, the
-paper's Plan Monitor and Knowledge Acquirer, faithful to its Prompts 1-3.
+Situation handling (--method NAME; `cowp bench --methods` and the commonsense node's
+`method` parameter take the same names): `grounded` (default), the project's own: one
+grounded decision per situation, a frugal acquirer, tidy plans (docs/grounded.md);
+`cowp`, the paper's Plan Monitor and Knowledge Acquirer, faithful to its Prompts 1-3;
+and the related methods:
+  dkprompt          check each step's preconditions and/or effects (--dkprompt-mode) and
+                    replan on a mismatch: asked of a vision-language model on camera
+                    images with --images DIR [--vlm-url URL --vlm-model NAME] (DIR holds
+                    01_pre.png, 01_post.png, ...), else of the text model about the
+                    latest --situation, as the benchmark does
+  cowp_llm_state    COWP whose situations pass through an LLM-kept object belief
+  cowp_llm_guided   COWP whose planner is LLM-guided beam search [--beam K] (symbolically
+                    checked, plan verified; the --planner takes over if the search gives
+                    up)
 
-Related methods, each chosen by a flag:
-  --planner llm_guided [--beam K]   the language model ranks next actions in a beam search
-                                    (symbolically checked, plan verified; pyperplan takes
-                                    over if the search gives up)
-  --llm-state                       situations pass through an LLM-kept object belief
-  --dkprompt pre|post|both --images DIR [--vlm-url URL --vlm-model NAME]
-                                    check each step's preconditions and/or effects on
-                                    camera images with a vision-language model; replan
-                                    on a mismatch (DIR holds 01_pre.png, 01_post.png, ...)
+Aliases (they map onto the names above): --dkprompt pre|post|both is --method dkprompt
+--dkprompt-mode MODE (it needs --images); --llm-state puts LLM-State in front of the
+--method's monitor (telling the belief every step done, too): with --method cowp it
+is cowp_llm_state; --planner llm_guided makes the --method plan by guided search, with
+pyperplan taking over: with --method cowp it is cowp_llm_guided --planner pyperplan.
 """
 
 from __future__ import annotations
@@ -47,8 +54,7 @@ from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cli.plan import add_problem_arguments
 from cowp_ros.cowp.driver import Outcome
 from cowp_ros.cowp.loop import CowpSettings
-from cowp_ros.cowp.report import Event
-from cowp_ros.cowp.report_file import REPORTS_DIR_ENV, report_name, reports_folder
+from cowp_ros.cowp.report import REPORTS_DIR_ENV, Event, report_name, reports_folder
 from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation
 from cowp_ros.cowp.session import RunSession
 from cowp_ros.errors import CowpError, Terminated
@@ -58,14 +64,14 @@ from cowp_ros.methods.dkprompt.questions import VisualQuestioner
 from cowp_ros.methods.registry import (
     DEFAULT_METHOD,
     METHODS_ENV,
+    MethodEntry,
     build_loop,
     get_method,
     importable_method_names,
 )
-from cowp_ros.planning import Planner, make_planner
+from cowp_ros.planning import make_planner
 from cowp_ros.safe_text import clean, situation_text
 from cowp_ros.tasks import TaskSpec
-from cowp_ros.tasks.phrases import ActionPhrases
 
 if TYPE_CHECKING:
     from cowp_ros.llm.endpoint import RunningServer
@@ -99,7 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--method",
         metavar="METHOD",
-        default=DEFAULT_METHOD,
+        default=None,
         help=f"situation handling: {', '.join(importable_method_names())} "
         f"(default {DEFAULT_METHOD}; more with {METHODS_ENV}=module,...)",
     )
@@ -119,21 +125,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     related = parser.add_argument_group("related methods")
     related.add_argument(
-        "--beam", type=int, default=3, metavar="K", help="beam width of --planner llm_guided"
+        "--beam", type=int, default=3, metavar="K", help="beam width of the guided search"
     )
     related.add_argument(
-        "--llm-state", action="store_true", help="keep an LLM belief in front of the monitor"
-    )
-    related.add_argument(
-        "--dkprompt",
+        "--dkprompt-mode",
         choices=("pre", "post", "both"),
         default=None,
-        help="check preconditions (pre), effects (post) or both on images with a VLM",
+        help="what dkprompt checks: preconditions (pre), effects (post) or both (default)",
     )
-    related.add_argument("--images", default=None, metavar="DIR", help="images for --dkprompt")
+    related.add_argument(
+        "--images", default=None, metavar="DIR", help="camera images for --method dkprompt"
+    )
     related.add_argument("--vlm-url", default=None, help="OpenAI-compatible vision server URL")
     related.add_argument("--vlm-model", default=None, help="vision model name on that server")
     related.add_argument("--vlm-api-key", default=None, help="API key of the vision server")
+    aliases = parser.add_argument_group("aliases of --method names (see above)")
+    aliases.add_argument(
+        "--llm-state",
+        action="store_true",
+        help="LLM-State in front of the --method's monitor (with cowp: cowp_llm_state)",
+    )
+    aliases.add_argument(
+        "--dkprompt",
+        choices=("pre", "post", "both"),
+        default=None,
+        help="--method dkprompt --dkprompt-mode MODE, on --images with a vision model",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the outcome")
     add_problem_arguments(parser)
     add_llm_arguments(parser)
@@ -188,38 +205,73 @@ def print_event(event: Event) -> None:
     print(f"{event.kind.label:5s} {text}", flush=True)
 
 
-def build_planner(args: argparse.Namespace, model: LanguageModel | None) -> Planner:
-    """The planner --planner names; llm_guided gets the run's model and a fallback."""
-    if args.planner.lower().replace("-", "_") != "llm_guided":
-        return make_planner(args.planner)
-    if model is None:
-        raise CowpError("--planner llm_guided needs a language model")
-    from cowp_ros.methods.llm_guided import make_llm_guided_planner
+DKPROMPT_NAME = "dkprompt"
+"""The registry's entry `--dkprompt` stands for."""
 
-    return make_llm_guided_planner(model, beam=args.beam, fallback=make_planner("pyperplan"))
+
+def guided(args: argparse.Namespace) -> bool:
+    """--planner llm_guided: an alias of the guided-search method (see the help)."""
+    return bool(args.planner.lower().replace("-", "_") == "llm_guided")
+
+
+def method_name(args: argparse.Namespace) -> str:
+    """The method --method names, or --dkprompt's (an alias), else the default."""
+    if args.dkprompt:
+        return DKPROMPT_NAME
+    return str(getattr(args, "method", None) or DEFAULT_METHOD)
+
+
+def chosen_method(args: argparse.Namespace) -> tuple[MethodEntry, dict[str, object]]:
+    """The registry's entry the flags name, with its options: the aliases compose the
+    related methods around --method the way their registered entries do. (Their modules
+    are imported here, when a run needs them, not with this module: the registry loads
+    its entries first, in its own order.)"""
+    from cowp_ros.methods.dkprompt.method import MODE
+    from cowp_ros.methods.llm_guided.method import BEAM, with_llm_guided
+    from cowp_ros.methods.llm_state.method import TELL_SUCCESSES, with_llm_state
+
+    entry = get_method(method_name(args))
+    options: dict[str, object] = {BEAM: args.beam}
+    mode = args.dkprompt or args.dkprompt_mode
+    if mode:
+        options[MODE] = mode
+    if guided(args):
+        entry = with_llm_guided(entry)
+    if args.llm_state:
+        entry = with_llm_state(entry)
+        options[TELL_SUCCESSES] = True
+    return entry, options
 
 
 def uses_text_model(args: argparse.Namespace) -> bool:
-    """DKPROMPT alone asks only the vision model; everything else asks the text model."""
-    return not args.dkprompt or args.planner.lower().replace("-", "_") == "llm_guided"
+    """DKPROMPT on images asks only the vision model; everything else asks the text model."""
+    return not args.images or guided(args)
 
 
 def check_related_flags(args: argparse.Namespace) -> None:
     """Refuse flag combinations that mean nothing, before any model starts."""
-    get_method(args.method)  # an unknown method, or a COWP_METHODS module that fails
+    get_method(method_name(args))  # an unknown method, or a COWP_METHODS module that fails
     if args.beam < 1:
         raise CowpError(f"--beam {args.beam}: the beam width is at least 1")
-    if args.dkprompt:
-        if not args.images:
-            raise CowpError("--dkprompt needs --images DIR (01_pre.png, 01_post.png, ...)")
+    if args.dkprompt and args.method not in (None, DKPROMPT_NAME):
+        raise CowpError(
+            f"--dkprompt is --method {DKPROMPT_NAME}; it cannot go with --method {args.method}",
+            hint="give one method",
+        )
+    if args.dkprompt and not args.images:
+        raise CowpError("--dkprompt needs --images DIR (01_pre.png, 01_post.png, ...)")
+    if args.images:
+        if method_name(args) != DKPROMPT_NAME:
+            raise CowpError(
+                "--images is for --dkprompt",
+                hint="add --dkprompt pre|post|both (or --method dkprompt)",
+            )
         if args.situation or args.llm_state:
             raise CowpError(
                 "--dkprompt reads the world from images; --situation and --llm-state belong "
                 "to the COWP loop",
                 hint="run them separately",
             )
-    elif args.images:
-        raise CowpError("--images is for --dkprompt", hint="add --dkprompt pre|post|both")
 
 
 def open_vision(args: argparse.Namespace) -> VisualQuestioner:
@@ -253,30 +305,29 @@ def run_dkprompt(
     record: RunSession | None = None,
 ) -> int:
     """The task under DKPROMPT checks on the images in --images."""
-    from pathlib import Path
+    from cowp_ros.methods.dkprompt.loop import DKPromptLoop, ImageDirectory
+    from cowp_ros.methods.dkprompt.method import IMAGES, VISION
 
-    from cowp_ros.methods.dkprompt.loop import DKPromptLoop, DKPromptMode, ImageDirectory
-    from cowp_ros.methods.dkprompt.questions import DKPromptChecker
-
-    problem = spec.build_problem(args.objects, seed=args.seed)
-    planner = build_planner(args, model)
+    entry, options = chosen_method(args)
     questioner = open_vision(args)
-    loop = DKPromptLoop(
-        problem,
-        planner=planner,
-        checker=DKPromptChecker(questioner),
-        images=ImageDirectory(Path(args.images)),
-        mode=DKPromptMode.parse(args.dkprompt),
-        phrases=ActionPhrases(spec.phrases),
-        planner_timeout_s=args.timeout,
+    options |= {IMAGES: ImageDirectory(Path(args.images)), VISION: questioner}
+    problem = spec.build_problem(args.objects, seed=args.seed)
+    loop = build_loop(
+        entry,
+        spec,
+        model,
+        make_planner("pyperplan" if guided(args) else args.planner),
+        problem=problem,
+        settings=CowpSettings(planner_timeout_s=args.timeout),
+        options=options,
     )
-    loop.report.task = spec.name
-    loop.report.description = spec.description
+    assert isinstance(loop, DKPromptLoop)
     if record is not None:
         record.track(loop.report)
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
-        print(f"DKPROMPT ({args.dkprompt}) with {questioner.name}; planner: {planner.name}")
+        mode = args.dkprompt or args.dkprompt_mode or "both"
+        print(f"DKPROMPT ({mode}) with {questioner.name}; planner: {loop.report.planner}")
         loop.report.listeners.append(print_event)
     run = loop.run()
     if record is not None:
@@ -301,25 +352,24 @@ def run_with_model(
         max_candidates=args.max_candidates,
         prepare_monitor=bool(schedule),
     )
-    method = getattr(args, "method", DEFAULT_METHOD)
+    entry, options = chosen_method(args)
+    planner = make_planner("pyperplan" if guided(args) else args.planner)
     loop = build_loop(
-        method, spec, model, build_planner(args, model), problem=problem, settings=settings
+        entry, spec, model, planner, problem=problem, settings=settings, options=options
     )
     session = record if record is not None else new_session(args)
     session.track(loop.report, loop.finish_report)
     if not args.quiet:
         print(f"task: {spec.name} ({spec.description}); {len(problem.objects)} objects present")
-        print(f"model: {loop.report.model}; planner: {loop.planner.name}; method: {method}")
+        print(
+            f"model: {loop.report.model}; planner: {loop.report.planner}; "
+            f"method: {method_name(args)}"
+        )
         loop.report.listeners.append(print_event)
     if schedule:  # a run without situations asks the monitor nothing: no prefix to read
-        warm_prefix(method, model, spec.description, quiet=args.quiet)
+        warm_prefix(entry, model, spec.description, quiet=args.quiet)
     robot = ScheduledRobot(schedule)
-    if args.llm_state:
-        from cowp_ros.methods.llm_state.loop import BeliefLoop
-
-        end = session.drive(BeliefLoop(loop), robot)
-    else:
-        end = session.drive(loop, robot)
+    end = session.drive(loop, robot)
     robot.report_never_raised(loop.report)
     report = session.finished_report()
     if args.llm_state and not args.quiet and report is not None:
@@ -334,11 +384,11 @@ def run_with_model(
     return 0 if end.outcome is Outcome.COMPLETED else 3
 
 
-def warm_prefix(method: str, model: LanguageModel, description: str, *, quiet: bool) -> None:
+def warm_prefix(entry: MethodEntry, model: LanguageModel, description: str, *, quiet: bool) -> None:
     """Have the server read the method's shared prompt prefix (and the task's words,
     `description`) before the plan is made, so that the first situation of the run
     costs only its own words."""
-    warm = get_method(method).warm
+    warm = entry.warm
     if warm is None:
         return
     before = getattr(model, "warm_seconds", 0.0)
@@ -379,9 +429,7 @@ def run_task(args: argparse.Namespace) -> int:
 
 def _plan_length(args: argparse.Namespace, spec: TaskSpec) -> int | None:
     """The closed-world plan's length, when a numbered --at needs checking against it."""
-    if not any(a.strip().isdigit() for a in args.at) or args.dkprompt:
-        return None
-    if args.planner.lower().replace("-", "_") == "llm_guided":
+    if not any(a.strip().isdigit() for a in args.at) or args.images or guided(args):
         return None
     result = make_planner(args.planner).solve(
         spec.build_problem(args.objects, seed=args.seed), args.timeout
@@ -403,9 +451,9 @@ def _report_where(args: argparse.Namespace, record: RunSession, stream: Any) -> 
 def _run(args: argparse.Namespace, record: RunSession) -> int:
     spec, task = task_from_args(args)  # the task's files are read before a model starts
     check_schedule(schedule_from(args.situation, args.at), task, _plan_length(args, spec))
-    if args.dkprompt and not uses_text_model(args):
+    if args.images and not uses_text_model(args):
         return run_dkprompt(args, spec, None, record)
     with open_model(args) as model:
-        if args.dkprompt:
+        if args.images:
             return run_dkprompt(args, spec, model, record)
         return run_with_model(args, spec, model, record)

@@ -2,7 +2,7 @@
 
 The driver (`driver.drive`) runs it on a robot; by hand it reads:
 
-    loop = paper_loop(get_task("fill_cup"), model)   # methods.paper: the paper's ports
+    loop = build_loop("cowp", get_task("fill_cup"), model)  # methods.registry: the paper's
     loop.plan()                               # closed-world plan
     while (step := loop.next_step()) is not None:
         ...                                   # the robot is about to do `step`
@@ -13,8 +13,8 @@ The driver (`driver.drive`) runs it on a robot; by hand it reads:
 
 This module is the state machine alone. The loop asks the world only through the ports
 it is given (`ports`): a monitor, a fact maker, an acquirer and a planner, in this
-process or across the ROS graph; it builds none of them (`methods.paper.paper_loop` and
-`methods.grounded.grounded_loop` do, for their methods). What a method decides beyond its ports
+process or across the ROS graph; it builds none of them (a method's entry in
+`methods.registry` does, composed by `build_loop`). What a method decides beyond its ports
 (blame a failure on a situation, set a situation aside, spare a step a question) comes
 in as `policies.LoopPolicies`; the PDDL edits are `repairs`; the loop tells what
 happened as typed events (`loop_events`) and `narration` words them for the report.
@@ -60,9 +60,8 @@ from cowp_ros.cowp.loop_state import KnownSituation, LearnedRole, Reaction, RunS
 from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, Phase
 from cowp_ros.cowp.repairs import add_stand_in, block_step
-from cowp_ros.cowp.report import CowpReport
+from cowp_ros.cowp.report import CowpReport, usage_summary
 from cowp_ros.cowp.roles import held_without_release, role_actions
-from cowp_ros.cowp.run_report import usage_summary
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel

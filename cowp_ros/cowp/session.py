@@ -9,7 +9,7 @@ method's factory, a robot (a scripted schedule, the executor node over ROS 2), a
 token, a retry policy and a listener that narrates; the session drives it with
 `cowp_ros.cowp.driver.drive`, turns how the drive ended into one `RunEnd` (an outcome
 and the line a person reads), and writes one report in the schema of
-`cowp_ros.cowp.run_report`, through `report_file` (atomic, never through a symlink).
+`cowp_ros.cowp.report` (atomic, never through a symlink).
 
 The report is kept from the moment the loop exists, so whatever ends the run (a step
 that fails, a node that dies, a bad flag, Ctrl-C, a bug) the report still holds every
@@ -30,9 +30,14 @@ from typing import Any
 from cowp_ros.cowp.cancel import NEVER, CancelToken, RunCancelledError
 from cowp_ros.cowp.driver import DriveEnd, DriveListener, DriveResult, Outcome, RetryPolicy, drive
 from cowp_ros.cowp.ports import Robot, TaskLoop
-from cowp_ros.cowp.report import CowpReport, strict_json
-from cowp_ros.cowp.report_file import write_new_report, write_report
-from cowp_ros.cowp.run_report import report_document, usage_summary
+from cowp_ros.cowp.report import (
+    CowpReport,
+    report_document,
+    strict_json,
+    usage_summary,
+    write_new_report,
+    write_report,
+)
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
 from cowp_ros.safe_text import clean
@@ -166,7 +171,7 @@ class RunSession:
         return self.report
 
     def document(self, **sections: Any) -> dict[str, Any]:
-        """The report document (`run_report.report_document`): the loop's record, how
+        """The report document (`report.report_document`): the loop's record, how
         the run ended, the error that stopped it if any, and `sections`."""
         report = self.finished_report()
         outcome = explanation = None

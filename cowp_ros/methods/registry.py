@@ -5,14 +5,16 @@ one `MethodEntry` with two halves, because a run has two places where it acts:
 
 - `reasoners(model, context)`: what asks the model (the `Monitor`, the `FactMaker`, the
   `Acquirer`). In one process (`cowp run`, the benchmark) they sit at the loop's ports;
-  on the ROS graph the commonsense node builds them for each request.
+  on the ROS graph the commonsense node builds them for each request. A method that
+  asks nothing at COWP's ports (DKPROMPT asks its own questions) has none.
 - `loop(parts)`: the loop itself around given ports (the reasoners above, or the
   commonsense node's client): the method's loop policies, how it orders stand-ins, how
-  it tidies plans.
+  it tidies plans; any `TaskLoop` the driver can drive.
 
-`cowp run --method`, `cowp demo --method`, the `method` parameter of the commonsense
-node and of the task manager, and `cowp bench --methods` all read this registry, so a
-method added here runs everywhere:
+`build_loop` composes the two for a run in one process. `cowp run --method`, `cowp demo
+--method`, the `method` parameter of the commonsense node (the task manager adopts it)
+and `cowp bench --methods` all read this registry, so a method added here runs
+everywhere (on the graph only where `off_graph` does not say why not):
 
     # my_method.py, anywhere on PYTHONPATH; run with COWP_METHODS=my_method
     from cowp_ros.methods.registry import MethodEntry, register
@@ -21,16 +23,22 @@ method added here runs everywhere:
 
 `COWP_METHODS` names extra modules (comma-separated) imported on first use; each
 registers its entries when imported. The built-in entries are `cowp` (the paper's
-method, `methods/paper/`) and `grounded` (the project's own, `methods/grounded/`).
+method, `methods/paper/`), `grounded` (the project's own, `methods/grounded/`) and the
+related methods: `dkprompt` (`methods/dkprompt/`), `cowp_llm_state` (COWP behind an
+LLM-kept belief, `methods/llm_state/`) and `cowp_llm_guided` (COWP over LLM-guided
+search, `methods/llm_guided/`).
+
+What a method needs beyond the task comes in `options`, a mapping each method reads
+by its own keys (the paper's monitor threshold, DKPROMPT's images, the search's beam):
+the registry passes it through and knows none of them.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from cowp_ros.cowp.cancel import NEVER, CancelToken
 from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
@@ -38,7 +46,6 @@ from cowp_ros.cowp.policies import PAPER_POLICIES, LoopPolicies
 from cowp_ros.cowp.ports import Acquirer, FactMaker, Monitor, TaskLoop
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
-from cowp_ros.methods.paper.calibration.config import MonitorCalibration
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import Planner, make_planner
 from cowp_ros.tasks import TaskSpec
@@ -49,16 +56,25 @@ METHODS_ENV = "COWP_METHODS"
 
 DEFAULT_METHOD = "grounded"
 
-_BUILT_IN = ("cowp_ros.methods.paper.method", "cowp_ros.methods.grounded.method")
+_BUILT_IN = (
+    "cowp_ros.methods.paper.method",
+    "cowp_ros.methods.grounded.method",
+    "cowp_ros.methods.dkprompt.method",
+    "cowp_ros.methods.llm_state.method",
+    "cowp_ros.methods.llm_guided.method",
+)
+
+Options = Mapping[str, object]
+"""A method's own settings for one run, by keys the method defines (see the module
+docstring)."""
 
 
 @dataclass(frozen=True)
 class ReasonerContext:
     """What a method's reasoners know of the task besides the model.
 
-    `threshold` and `calibration` belong to the paper's monitor (the P(yes) fallback
-    for an unclear answer, and the calibrated decision: "auto" reads the model's entry
-    in `config/monitor_calibration.yaml`); other methods may ignore them.
+    `options`: the method's own settings, read by its own keys (the commonsense node
+    passes its monitor parameters there for the paper's monitor).
 
     `kept` is where reasoners keep answers that hold beyond one set of reasoners (they
     depend only on the model and the task's words, e.g. what a role needs): the
@@ -71,8 +87,7 @@ class ReasonerContext:
     description: str
     phrases: ActionPhrases
     model_name: str
-    threshold: float = 0.5
-    calibration: MonitorCalibration | Literal["auto"] | None = "auto"
+    options: Options = field(default_factory=dict)
     kept: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -95,21 +110,29 @@ class LoopParts:
     """What the loop of one run is built from, whatever the method.
 
     `ports`: the reasoners (in process) or the commonsense node's client (on the
-    graph). `model_name`: the model that answers, for the method's per-model settings
-    (on the graph: the commonsense node's). `model`: the in-process model, whose usage
-    the report counts (None on the graph).
+    graph); None for a method without reasoners. `model_name`: the model that answers,
+    for the method's per-model settings (on the graph: the commonsense node's).
+    `model`: the in-process model, whose usage the report counts (None on the graph).
+    `options`: the method's own settings (see `ReasonerContext`).
     """
 
     task: PlanningTask
     task_name: str
     description: str
     phrases: ActionPhrases
-    ports: Reasoners
+    ports: Reasoners | None
     planner: Planner
     model_name: str
     model: LanguageModel | None = None
     settings: CowpSettings = field(default_factory=CowpSettings)
     cancel: CancelToken = NEVER
+    options: Options = field(default_factory=dict)
+
+    def needs_model(self, method: str) -> LanguageModel:
+        """The in-process model, or a clear error: `method` asks it inside the loop."""
+        if self.model is None:
+            raise CowpError(f"the {method} method needs a language model in the loop's process")
+        return self.model
 
 
 def default_trace(loop: TaskLoop) -> list[str]:
@@ -124,13 +147,19 @@ class MethodEntry:
     name: str
     label: str
     summary: str
-    reasoners: Callable[[LanguageModel, ReasonerContext], Reasoners]
-    loop: Callable[[LoopParts], OpenWorldPlanner]
-    trace: Callable[[OpenWorldPlanner], list[str]] = default_trace
+    loop: Callable[[LoopParts], TaskLoop]
+    reasoners: Callable[[LanguageModel, ReasonerContext], Reasoners] | None = None
+    """None: the method asks nothing at COWP's ports (its loop asks its own questions)."""
+    trace: Callable[[TaskLoop], list[str]] | None = default_trace
+    """The benchmark's per-trial account (None: the method keeps none)."""
     warm: Callable[[LanguageModel, str], None] | None = None
     """Have the model's server read the method's shared prompt prefix ahead of the
     first situation, with the task's description when known ("" when not; None: the
     method has none to warm)."""
+    off_graph: str = ""
+    """Why the method cannot run on the ROS graph ("": it can). On the graph the loop
+    runs in the task manager with the commonsense node's answers at its ports and no
+    model of its own; a method that needs more is refused there with this reason."""
 
 
 _ENTRIES: dict[str, MethodEntry] = {}
@@ -177,12 +206,13 @@ def method_names() -> tuple[str, ...]:
     return tuple(_ENTRIES)
 
 
-def importable_method_names() -> tuple[str, ...]:
-    """The methods whose modules import, for a command's help: a `COWP_METHODS` module
-    that does not import is left out here and said by `get_method`, as an error the
-    command reports (a parser must not fail while it is being built)."""
+def importable_method_names(*, on_graph: bool = False) -> tuple[str, ...]:
+    """The methods whose modules import, for a command's help (`on_graph`: only those
+    that run on the ROS graph): a `COWP_METHODS` module that does not import is left
+    out here and said by `get_method`, as an error the command reports (a parser must
+    not fail while it is being built)."""
     _load(tolerant=True)
-    return tuple(_ENTRIES)
+    return tuple(name for name, entry in _ENTRIES.items() if not (on_graph and entry.off_graph))
 
 
 def get_method(name: str) -> MethodEntry:
@@ -197,58 +227,79 @@ def get_method(name: str) -> MethodEntry:
     return entry
 
 
+def graph_method(name: str) -> MethodEntry:
+    """The entry called `name`, for a run on the ROS graph: one that cannot run there
+    (`off_graph`) is a CowpError saying why and where it does run."""
+    entry = get_method(name)
+    if entry.off_graph:
+        raise CowpError(
+            f"method {name!r} cannot run on the ROS graph: {entry.off_graph}",
+            hint=f"run it in one process (cowp run --method {name}, cowp bench --methods "
+            f"{name}), or choose one of: {', '.join(graph_method_names())}",
+        )
+    return entry
+
+
+def graph_method_names() -> tuple[str, ...]:
+    """The methods that run on the ROS graph."""
+    _load()
+    return tuple(name for name, entry in _ENTRIES.items() if not entry.off_graph)
+
+
 def build_loop(
     entry: MethodEntry | str,
-    spec: TaskSpec,
-    model: LanguageModel,
+    task: TaskSpec | PlanningTask,
+    model: LanguageModel | None,
     planner: Planner | None = None,
     *,
     problem: PlanningTask | None = None,
+    phrases: ActionPhrases | None = None,
+    description: str | None = None,
+    task_name: str | None = None,
     settings: CowpSettings | None = None,
+    options: Options | None = None,
     cancel: CancelToken = NEVER,
-) -> OpenWorldPlanner:
-    """The method's loop for a registered task in one process: its reasoners over
-    `model` at the ports (`problem`: e.g. one from `spec.build_problem`)."""
-    return build_loop_on(
-        entry,
-        problem or spec.load(),
-        model,
-        planner,
-        phrases=ActionPhrases(spec.phrases),
-        description=spec.description,
-        task_name=spec.name,
-        settings=settings,
-        cancel=cancel,
-    )
+) -> TaskLoop:
+    """The method's loop for one run in one process: its reasoners over `model` at the
+    ports, composed by its `loop`.
 
-
-def build_loop_on(
-    entry: MethodEntry | str,
-    task: PlanningTask,
-    model: LanguageModel,
-    planner: Planner | None = None,
-    *,
-    phrases: ActionPhrases,
-    description: str,
-    task_name: str = "",
-    settings: CowpSettings | None = None,
-    cancel: CancelToken = NEVER,
-) -> OpenWorldPlanner:
-    """The method's loop for a bare planning task, with its phrases and description."""
+    `task`: a registered task (its problem, phrases and description; `problem`: another
+    problem of it, e.g. one from `spec.build_problem`), or a bare planning task with
+    its `phrases` and `description`. `model` may be None only for a method whose loop
+    asks no text model (DKPROMPT on camera images). `options`: the method's own
+    settings (see the module docstring).
+    """
     entry = get_method(entry) if isinstance(entry, str) else entry
-    context = ReasonerContext(task, description, phrases, model.name)
+    if isinstance(task, TaskSpec):
+        problem = problem or task.load()
+        phrases = phrases or ActionPhrases(task.phrases)
+        description = task.description if description is None else description
+        task_name = task.name if task_name is None else task_name
+    else:
+        problem = problem or task
+    phrases = phrases or ActionPhrases({})
+    description = description or ""
+    options = dict(options or {})
+    model_name = model.name if model is not None else ""
+    ports = None
+    if entry.reasoners is not None:
+        if model is None:
+            raise CowpError(f"the {entry.label} method needs a language model")
+        context = ReasonerContext(problem, description, phrases, model_name, options=options)
+        ports = entry.reasoners(model, context)
     return entry.loop(
         LoopParts(
-            task=task,
-            task_name=task_name,
+            task=problem,
+            task_name=task_name or "",
             description=description,
             phrases=phrases,
-            ports=entry.reasoners(model, context),
+            ports=ports,
             planner=planner or make_planner(),
-            model_name=model.name,
+            model_name=model_name,
             model=model,
             settings=settings or CowpSettings(),
             cancel=cancel,
+            options=options,
         )
     )
 
@@ -264,6 +315,8 @@ def open_world_planner(
     """COWP's loop over `parts`, with what the method puts in their place (another
     planner, an acquirer wrapped around the ports', other loop settings, its policies:
     `cowp.policies`): what a method's `loop` ends with."""
+    if parts.ports is None:
+        raise CowpError("COWP's loop needs a method's reasoners at its ports")
     return OpenWorldPlanner(
         parts.task,
         model=parts.model,

@@ -41,8 +41,9 @@ def _llm_guided(**bounds: Any) -> Planner:
     """LLM-guided search cannot be built from a name alone: it needs the model to ask."""
     raise PlannerError(
         "the llm_guided planner needs a language model, and make_planner() has none",
-        hint="in code: cowp_ros.methods.llm_guided.make_llm_guided_planner(model, beam=3); "
-        "on the command line: cowp run TASK --planner llm_guided (it passes the run's model)",
+        hint="in code: cowp_ros.methods.llm_guided.search.make_llm_guided_planner(model, "
+        "beam=3); on the command line: cowp run TASK --method cowp_llm_guided (it passes "
+        "the run's model)",
     )
 
 

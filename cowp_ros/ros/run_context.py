@@ -20,7 +20,7 @@ from rclpy.node import Node
 from rclpy.publisher import Publisher
 
 from cowp_ros.cowp.inbox import SituationInbox
-from cowp_ros.cowp.report_file import reports_folder
+from cowp_ros.cowp.report import reports_folder
 from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.result_delivery import OutcomePublisher
 

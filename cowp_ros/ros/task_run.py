@@ -29,7 +29,7 @@ from cowp_ros.cowp.session import RunEnd, RunSession
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
-from cowp_ros.methods.registry import DEFAULT_METHOD, LoopParts, Reasoners, get_method
+from cowp_ros.methods.registry import DEFAULT_METHOD, LoopParts, Reasoners, graph_method
 from cowp_ros.planning import PlanStep
 from cowp_ros.ros.clients.commonsense_client import CommonsenseClient
 from cowp_ros.ros.clients.peer_method import ask_peer_method
@@ -162,7 +162,7 @@ class TaskRun:
             cancel=self.cancel,
             clients=kept,
         )
-        method = get_method(peer.method if peer is not None else DEFAULT_METHOD)
+        method = graph_method(peer.method if peer is not None else DEFAULT_METHOD)
         # The method's per-model settings follow the model that answers.
         model_name = peer.model if peer is not None else ""
         ports = Reasoners(monitor=commonsense, facts=commonsense, acquirer=commonsense)
@@ -170,7 +170,7 @@ class TaskRun:
             planner_timeout_s=params.planner_timeout_s,
             prepare_monitor=params.prepare_monitor,
         )
-        return method.loop(
+        loop = method.loop(
             LoopParts(
                 task=task,
                 task_name=spec.name,
@@ -183,6 +183,12 @@ class TaskRun:
                 cancel=self.cancel,
             )
         )
+        if not isinstance(loop, OpenWorldPlanner):  # the feedback tells its remaining steps
+            raise CowpError(
+                f"the {method.name} method's loop is not COWP's, which the task manager drives",
+                hint="run it in one process: cowp run --method " + method.name,
+            )
+        return loop
 
     # ------------------------------------------------------------- the drive's hooks
     def _on_situation(self, situation: Situation, reaction: object) -> None:
@@ -223,7 +229,7 @@ class TaskRun:
         self.log.info(f"[{phase.value}] {event}")
 
     def _write_report(self, seconds: float) -> Path | None:
-        """The run's report in `cowp run`'s schema (`cowp/run_report.py`), naming the
+        """The run's report in `cowp run`'s schema (`cowp/report.py`), naming the
         model that answered the commonsense node and what it spent; what only the graph
         knows is its `graph` section."""
         commonsense = self._commonsense()

@@ -23,7 +23,7 @@ from cowp_ros.bringup.supervisor import Supervisor
 from cowp_ros.chaos.answers import SensibleModel
 from cowp_ros.chaos.server import ScriptedLLMServer
 from cowp_ros.cli.demo import CAMERA_TOPICS, RECORDED_TOPICS
-from cowp_ros.cowp.run_report import read_report
+from cowp_ros.cowp.report import read_report
 from cowp_ros.perception.models import default_model_path
 from cowp_ros.ros.bag_info import read_bag_info
 from cowp_ros.ros.bags import BagRecorder

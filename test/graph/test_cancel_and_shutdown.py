@@ -13,7 +13,7 @@ import pytest
 from graph_harness import partial_profile
 from slow_llm import MODEL, SlowModelServer
 
-from cowp_ros.cowp.run_report import read_report
+from cowp_ros.cowp.report import read_report
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]

@@ -277,7 +277,7 @@ def test_cowp_skill_reads_your_own_tasks(own_task: Path, capsys) -> None:
 def test_cowp_run_prints_the_report_path_absolute(
     own_task: Path, scripted: ScriptedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    from cowp_ros.cowp.report_file import REPORTS_DIR_ENV
+    from cowp_ros.cowp.report import REPORTS_DIR_ENV
 
     monkeypatch.delenv(REPORTS_DIR_ENV, raising=False)
     monkeypatch.chdir(tmp_path)

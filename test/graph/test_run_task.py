@@ -17,7 +17,7 @@ import pytest
 from graph_harness import Probe, node_log_trouble, partial_profile, wait_until_executing
 
 from cowp_interfaces.msg import Situation
-from cowp_ros.cowp.run_report import read_report
+from cowp_ros.cowp.report import read_report
 from cowp_ros.ros.bags import deserialize, read_bag
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 

@@ -14,7 +14,7 @@ from graph_harness import partial_profile
 
 from cowp_ros.chaos.answers import SensibleModel
 from cowp_ros.chaos.server import ScriptedLLMServer
-from cowp_ros.cowp.run_report import read_report
+from cowp_ros.cowp.report import read_report
 from cowp_ros.methods.registry import METHODS_ENV
 from cowp_ros.ros.clients.task_client import Outcome, TaskClient
 

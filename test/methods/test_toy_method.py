@@ -112,4 +112,6 @@ def test_a_method_module_that_fails_to_import_is_an_error_not_a_traceback(
 def test_two_methods_of_one_name_are_refused() -> None:
     paper = registry.get_method("cowp")
     with pytest.raises(CowpError, match="two methods are named 'cowp'"):
-        registry.register(registry.MethodEntry("cowp", "X", "x", paper.reasoners, paper.loop))
+        registry.register(
+            registry.MethodEntry("cowp", "X", "x", loop=paper.loop, reasoners=paper.reasoners)
+        )

@@ -146,7 +146,7 @@ def test_the_task_manager_and_cowp_run_write_one_schema(
     own section (the task manager's `graph`)."""
     from cowp_ros.cli import main
     from cowp_ros.cli import run as run_cli
-    from cowp_ros.cowp.run_report import REPORT_KEYS, read_report
+    from cowp_ros.cowp.report import REPORT_KEYS, read_report
     from cowp_ros.llm.scripted import ScriptedModel
 
     model = ScriptedModel(yes_no=[("if ", True)], default_yes_no=True)

@@ -8,7 +8,7 @@ import pytest
 
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.grounded.method import grounded_loop
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.planning import make_planner
 from cowp_ros.resources import share_path
 from cowp_ros.sim.scenario import available_scenarios, load_scenario
@@ -67,7 +67,7 @@ def test_the_scenario_story_offline(name: str) -> None:
     rules = [(pattern, 0.97 if yes else 0.02) for pattern, yes in answer_rules(scenario, task)]
     model = ScriptedModel(yes_no=rules, default_yes_no=True)
     report = run_scheduled(
-        grounded_loop(spec, model, make_planner("pyperplan"), problem=task), schedule
+        build_loop("grounded", spec, model, make_planner("pyperplan"), problem=task), schedule
     )
     assert report.outcome == scenario.expect, report.explanation
     if scenario.stand_in:

@@ -838,5 +838,18 @@ def test_auto_backends_follow_the_profile() -> None:
         resolve_choice("sim", "teleport", "auto", "auto", is_installed=_nothing)
 
 
-def test_action_status_constants_match_the_fakes() -> None:
-    assert GoalStatus.STATUS_SUCCEEDED == 4 and GoalStatus.STATUS_ABORTED == 6
+@pytest.mark.parametrize(
+    ("status", "expected", "words"),
+    [
+        (GoalStatus.STATUS_ABORTED, Status.FAILED, "aborted"),
+        (GoalStatus.STATUS_CANCELED, Status.CANCELED, "canceled"),
+    ],
+)
+def test_a_goal_the_server_ends_reads_as_the_status_it_sent(
+    client, robot, status: int, expected: Status, words: str
+) -> None:
+    def ends(goal, handle):
+        return status, PARALLEL_GRIPPER_COMMAND.Result()
+
+    outcome = parallel_gripper(client, robot, FakeActionClient(ends)).open(threading.Event())
+    assert outcome.status is expected and words in outcome.message, outcome.message

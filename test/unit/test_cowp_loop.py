@@ -10,7 +10,7 @@ from cowp_ros.cowp.loop import OpenWorldPlanner, Phase, Reaction
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop, paper_loop_on
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks import TaskSpec, get_task
@@ -23,7 +23,8 @@ DIRTY_CUP_BLOCKS_HOLDING = ("hold the cup, if the cup is dirty", False)
 
 
 def tiny_loop(task: PlanningTask, model: ScriptedModel) -> OpenWorldPlanner:
-    return paper_loop_on(
+    return build_loop(
+        "cowp",
         task,
         model,
         make_planner("pyperplan"),
@@ -157,7 +158,7 @@ def test_prompt_3_chooses_among_accepted_stand_ins(fill_cup: TaskSpec) -> None:
         choices=[("replace the cup", "mug")],
     )
     task = fill_cup_with(fill_cup, "bowl_1", "mug_1", "sponge_1", "plate_1")
-    loop = paper_loop(fill_cup, model, problem=task)
+    loop = build_loop("cowp", fill_cup, model, problem=task)
     report = run_scheduled(loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")])
     assert report.outcome == "completed"
     assert asked(model, "choice") == [
@@ -182,7 +183,7 @@ def test_a_chosen_stand_in_without_a_plan_gives_way_to_the_next() -> None:
         yes_no=[("grasp the plate from the table, if the plate is broken", False), ("", True)],
         choices=[("", "cup")],
     )
-    loop = paper_loop(spec, model, problem=task)
+    loop = build_loop("cowp", spec, model, problem=task)
     loop.plan()
     run_until(loop, "grasp_plate")
     assert loop.observe("the plate is broken") is Reaction.ACQUIRED
@@ -198,7 +199,7 @@ def test_a_stand_in_that_fails_too_is_replaced_in_turn(fill_cup: TaskSpec) -> No
         yes_no=[("hold the (cup|bowl), if the \\1 is dirty", False), ("", True)],
         choices=[("", "bowl")],
     )
-    loop = paper_loop(fill_cup, model, problem=fill_cup_with(fill_cup, "bowl_1", "mug_1"))
+    loop = build_loop("cowp", fill_cup, model, problem=fill_cup_with(fill_cup, "bowl_1", "mug_1"))
     loop.plan()
     assert loop.observe("the bowl is dirty") is Reaction.FEASIBLE  # no bowl in the plan
     run_until(loop, "hold_cup")

@@ -13,7 +13,7 @@ from cowp_ros.cowp.ports import StepOutcome
 from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation, run_scheduled
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop_on
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks.phrases import ActionPhrases
@@ -24,7 +24,8 @@ PHRASES = ActionPhrases(
 
 
 def loop_for(task: PlanningTask, model: ScriptedModel | None = None) -> OpenWorldPlanner:
-    return paper_loop_on(
+    return build_loop(
+        "cowp",
         task,
         model or ScriptedModel(default_yes_no=True),
         make_planner("pyperplan"),
@@ -112,7 +113,8 @@ def test_a_cancel_from_another_thread_ends_the_run_between_steps(tiny: PlanningT
 def test_a_cancelled_token_stops_the_loop_before_it_asks_the_model(tiny: PlanningTask) -> None:
     model = ScriptedModel(default_yes_no=True)
     token = CancelToken()
-    loop = paper_loop_on(
+    loop = build_loop(
+        "cowp",
         tiny,
         model,
         make_planner("pyperplan"),

@@ -320,7 +320,7 @@ def test_a_huge_task_registry_is_refused(tmp_path: Path) -> None:
 
 
 def test_quick_reports_never_share_a_file(tmp_path: Path) -> None:
-    from cowp_ros.cowp.report_file import write_new_report
+    from cowp_ros.cowp.report import write_new_report
 
     paths = {write_new_report(f'{{"n": {i}}}', tmp_path, "run", "goal") for i in range(6)}
     assert len(paths) == 6

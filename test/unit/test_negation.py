@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import Atom, Literal, PlanningTask, edits
 from cowp_ros.pddl.negation import compile_negative_preconditions
 from cowp_ros.planning import make_planner
@@ -63,7 +63,7 @@ def test_the_loop_survives_a_situation_named_like_a_complement() -> None:
             ("bowl|basket", True),
         ]
     )
-    loop = paper_loop(get_task("fill_cup"), model)
+    loop = build_loop("cowp", get_task("fill_cup"), model)
     report = run_scheduled(
         loop,
         [

@@ -10,21 +10,22 @@ from cowp_ros.cowp.cancel import CancelToken, RunCancelledError
 from cowp_ros.cowp.driver import DriveEnd, DriveResult, Outcome, RetryPolicy
 from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.cowp.ports import StepOutcome
-from cowp_ros.cowp.run_report import read_report
+from cowp_ros.cowp.report import read_report
 from cowp_ros.cowp.schedule import ScheduledRobot, ScheduledSituation
 from cowp_ros.cowp.session import RunEnd, RunSession, end_of
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import Usage
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop_on
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.tasks.phrases import ActionPhrases
 
 
 def tiny_loop(tiny: PlanningTask) -> OpenWorldPlanner:
-    return paper_loop_on(
+    return build_loop(
+        "cowp",
         tiny,
         ScriptedModel(default_yes_no=True),
         make_planner("pyperplan"),

@@ -10,8 +10,8 @@ from cowp_ros.cowp.events import EventKind, FeedbackPhase
 from cowp_ros.cowp.inbox import InboxLimits, SituationInbox
 from cowp_ros.cowp.situation import Situation
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop_on
 from cowp_ros.methods.paper.predicates import PredicateGenerator
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning import make_planner
 from cowp_ros.safe_text import MAX_SITUATION_CHARS
@@ -52,7 +52,8 @@ def test_the_loop_reports_the_source_object_and_asks_no_model_for_the_fact(
     tiny: PlanningTask,
 ) -> None:
     model = ScriptedModel(yes_no=[("hold the cup, if something is inside it", False)])
-    loop = paper_loop_on(
+    loop = build_loop(
+        "cowp",
         tiny,
         model,
         make_planner("pyperplan"),

@@ -16,13 +16,13 @@ from cowp_ros.cli import main
 from cowp_ros.cowp.loop import OpenWorldPlanner
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.paper.method import paper_loop
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.safe_text import MAX_SITUATION_CHARS, situation_text
 from cowp_ros.tasks import get_task
 
 
 def _loop() -> OpenWorldPlanner:
-    loop = paper_loop(get_task("fill_cup"), ScriptedModel())
+    loop = build_loop("cowp", get_task("fill_cup"), ScriptedModel())
     loop.plan()
     return loop
 
@@ -36,7 +36,7 @@ def test_a_huge_situation_is_refused_with_a_clear_error() -> None:
 
 def test_escape_sequences_never_reach_the_report_or_the_model() -> None:
     model = ScriptedModel()
-    loop = paper_loop(get_task("fill_cup"), model)
+    loop = build_loop("cowp", get_task("fill_cup"), model)
     loop.plan()
     loop.observe("\x1b[2J\x1b]0;owned\x07the cup is \x1b[31mdirty\x1b[0m\x00")
     (known,) = loop.situations

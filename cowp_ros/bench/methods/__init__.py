@@ -36,8 +36,10 @@ stores them in the trial's record under "trace", also when `run` raised.
 Modules whose name starts with `_` hold shared helpers and are not methods.
 
 A situation method of the registry (`cowp_ros.methods.registry`: COWP, the grounded
-method, one added through `COWP_METHODS`) needs no module here: `_registered.py`
-runs it on the episode the way `cowp run` runs a task.
+method, the related methods DKPROMPT, COWP+LLM-State and COWP+LLM search, one added
+through `COWP_METHODS`) needs no module here: `_registered.py` runs it on the episode
+the way `cowp run` runs a task. This package holds the benchmark's own baselines and
+controls, which act on the episode directly.
 """
 
 from __future__ import annotations

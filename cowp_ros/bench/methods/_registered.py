@@ -1,9 +1,11 @@
 """The benchmark's adapter for every situation method of the registry.
 
-A method registered in `cowp_ros.methods.registry` (COWP, the grounded method, one a
-user adds through `COWP_METHODS`) needs no benchmark module: it runs a trial exactly
-as `cowp run` runs a task, its loop built by the registry and driven through the
-episode (`_driven.run_on_episode`). `method_class(name)` gives the class for one entry;
+A method registered in `cowp_ros.methods.registry` (COWP, the grounded method, the
+related methods DKPROMPT, COWP+LLM-State and COWP+LLM search, one a user adds through
+`COWP_METHODS`) needs no benchmark module: it runs a trial exactly as `cowp run` runs a
+task, its loop built by the registry (`build_loop`, with the trial's
+`context.options` as the method's options) and driven through the episode
+(`_driven.run_on_episode`). `method_class(name)` gives the class for one entry;
 it is an attribute of this module (`Registered_<name>`), so a worker process behind
 the benchmark's boundary imports it by name like any other method class.
 """
@@ -15,7 +17,7 @@ from typing import Any
 from cowp_ros.bench.methods import MethodContext
 from cowp_ros.bench.methods._driven import run_on_episode
 from cowp_ros.bench.view import Episode
-from cowp_ros.cowp.loop import OpenWorldPlanner
+from cowp_ros.cowp.ports import TaskLoop
 from cowp_ros.errors import CowpError
 from cowp_ros.methods.registry import MethodEntry, build_loop, get_method, method_names
 
@@ -35,11 +37,13 @@ class RegisteredMethod:
         if context.model is None:
             raise CowpError(f"the {self.label} method needs a language model")
         self.context = context
-        self.loop: OpenWorldPlanner | None = None
+        self.loop: TaskLoop | None = None
 
     def trace(self) -> list[str]:
         """The method's own account of the trial (by default, the loop's narrative)."""
-        return [] if self.loop is None else self.entry.trace(self.loop)
+        if self.loop is None or self.entry.trace is None:
+            return []
+        return self.entry.trace(self.loop)
 
     def run(self, episode: Episode) -> None:
         assert self.context.model is not None
@@ -49,6 +53,7 @@ class RegisteredMethod:
             self.context.model,
             self.context.planner,
             problem=episode.problem,
+            options=self.context.options,
         )
         run_on_episode(self.loop, episode)
 

@@ -1,7 +1,7 @@
 """The grounded method, the project's own: COWP's loop with grounded, per-situation
 reasoning at its ports.
 
-    loop = grounded_loop(get_task("fill_cup"), model)      # an OpenWorldPlanner
+    loop = build_loop("grounded", get_task("fill_cup"), model)      # an OpenWorldPlanner
     drive(loop, robot)
 
 What sits at the ports:
@@ -17,17 +17,18 @@ What sits at the ports:
   the evidence the judgement lacked): the step is blocked with its fact, no question.
 
 Its thresholds are per model, chosen on the dev tasks, in `config/grounded.yaml`
-(`GroundedSettings.for_model`); `docs/grounded.md` says how it decides.
+(`GroundedSettings.for_model`); `docs/grounded.md` says how it decides. Its own options
+(`registry.build_loop(options=...)`): `SETTINGS`, other thresholds than the model's
+entry (a `GroundedSettings`), and `EMBEDDER`, another stand-in ranking (an `Embedder`);
+the acquirer's P(yes) fallback is the paper's option (`paper.method.THRESHOLD`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from typing import cast
 
-from cowp_ros.cowp.cancel import NEVER, CancelToken
-from cowp_ros.cowp.loop import CowpSettings, OpenWorldPlanner
+from cowp_ros.cowp.loop import OpenWorldPlanner
+from cowp_ros.cowp.ports import TaskLoop
 from cowp_ros.llm.embeddings import Embedder
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.methods.grounded import questions
@@ -42,29 +43,38 @@ from cowp_ros.methods.grounded.situation_monitor import (
     Thresholds,
 )
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
+from cowp_ros.methods.paper.method import threshold_of
 from cowp_ros.methods.registry import (
     LoopParts,
     MethodEntry,
+    Options,
     ReasonerContext,
     Reasoners,
-    build_loop,
     default_trace,
     open_world_planner,
     register,
 )
-from cowp_ros.pddl import PlanningTask
-from cowp_ros.planning import Planner
 from cowp_ros.planning.tidy import TidyPlanner
-from cowp_ros.tasks import TaskSpec
 
 GROUNDED_NAME = "grounded"
+SETTINGS = "grounded.settings"
+"""Option: a `GroundedSettings` in place of the model's entry in config/grounded.yaml."""
+EMBEDDER = "grounded.embedder"
+"""Option: the `Embedder` that ranks stand-in kinds (default: the shared sentence model)."""
 
 
-def grounded_reasoners(
-    model: LanguageModel, context: ReasonerContext, settings: GroundedSettings | None = None
-) -> Reasoners:
+def _settings(options: Options, model_name: str) -> GroundedSettings:
+    given = options.get(SETTINGS)
+    if given is None:
+        return GroundedSettings.for_model(model_name)
+    if not isinstance(given, GroundedSettings):
+        raise TypeError(f"{SETTINGS} must be a GroundedSettings, not {given!r}")
+    return given
+
+
+def grounded_reasoners(model: LanguageModel, context: ReasonerContext) -> Reasoners:
     """The grounded monitor and facts, and the acquirer's questions, over `model`."""
-    settings = settings or GroundedSettings.for_model(context.model_name)
+    settings = _settings(context.options, context.model_name)
     needs = cast(RoleNeeds, context.kept.setdefault(f"{GROUNDED_NAME}.role_needs", {}))
     stated = cast(RoleStates, context.kept.setdefault(f"{GROUNDED_NAME}.role_states", {}))
     return Reasoners(
@@ -87,19 +97,18 @@ def grounded_reasoners(
         acquirer=KnowledgeAcquirer(
             model,
             context.phrases,
-            threshold=context.threshold,
+            threshold=threshold_of(context.options),
             role_threshold=settings.role_threshold,
         ),
     )
 
 
-def grounded_loop_from(
-    parts: LoopParts,
-    settings: GroundedSettings | None = None,
-    embedder: Embedder | None = None,
-) -> OpenWorldPlanner:
+def grounded_loop_from(parts: LoopParts) -> OpenWorldPlanner:
     """The loop around the ports: frugal stand-ins, tidy plans, failures blamed."""
-    settings = settings or GroundedSettings.for_model(parts.model_name)
+    if parts.ports is None:
+        raise ValueError("the grounded loop needs the method's reasoners at its ports")
+    settings = _settings(parts.options, parts.model_name)
+    embedder = cast(Embedder | None, parts.options.get(EMBEDDER))
     acquirer = FrugalAcquirer(
         parts.ports.acquirer,
         embedder=embedder if embedder is not None else shared_embedder(),
@@ -122,10 +131,10 @@ def grounded_warm(model: LanguageModel, task_description: str = "") -> None:
     questions.warm(model, task_description, questions.examples_for(settings.restate))
 
 
-def grounded_trace(loop: OpenWorldPlanner) -> list[str]:
+def grounded_trace(loop: TaskLoop) -> list[str]:
     """The loop's narrative, then one line per situation decision."""
     lines = default_trace(loop)
-    if isinstance(loop.monitor, GroundedMonitor):
+    if isinstance(loop, OpenWorldPlanner) and isinstance(loop.monitor, GroundedMonitor):
         lines += [d.describe() for d in loop.monitor.decisions]
     return lines
 
@@ -141,30 +150,3 @@ GROUNDED = register(
         warm=grounded_warm,
     )
 )
-
-
-def grounded_loop(
-    spec: TaskSpec,
-    model: LanguageModel,
-    planner: Planner | None = None,
-    *,
-    problem: PlanningTask | None = None,
-    settings: GroundedSettings | None = None,
-    embedder: Embedder | None = None,
-    loop_settings: CowpSettings | None = None,
-    cancel: CancelToken = NEVER,
-) -> OpenWorldPlanner:
-    """The grounded method's loop for a registered task, in one process (`settings`:
-    other thresholds than the model's entry; `embedder`: another stand-in ranking)."""
-    if settings is None and embedder is None:
-        return build_loop(
-            GROUNDED, spec, model, planner, problem=problem, settings=loop_settings, cancel=cancel
-        )
-    entry = dataclasses.replace(
-        GROUNDED,
-        reasoners=functools.partial(grounded_reasoners, settings=settings),
-        loop=functools.partial(grounded_loop_from, settings=settings, embedder=embedder),
-    )
-    return build_loop(
-        entry, spec, model, planner, problem=problem, settings=loop_settings, cancel=cancel
-    )

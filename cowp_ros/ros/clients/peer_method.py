@@ -21,7 +21,13 @@ from rclpy.node import Node
 
 from cowp_ros.cowp.cancel import CancelToken
 from cowp_ros.errors import CowpError
-from cowp_ros.methods.registry import DEFAULT_METHOD, METHODS_ENV, method_names
+from cowp_ros.methods.registry import (
+    DEFAULT_METHOD,
+    METHODS_ENV,
+    get_method,
+    graph_method_names,
+    method_names,
+)
 from cowp_ros.ros.clients.kept_clients import KeptClients
 from cowp_ros.ros.names import CHECK_PLAN_SERVICE
 from cowp_ros.ros.parameters import Param
@@ -32,10 +38,16 @@ MODEL_PARAMETER = "model"
 
 
 def known_method(value: Any) -> str | None:
-    """A parameter check: the name of a registered method (`cowp_ros.methods.registry`)."""
-    names = method_names()
+    """A parameter check: the name of a registered method (`cowp_ros.methods.registry`)
+    that runs on the graph (one that cannot is refused with its reason)."""
+    names = graph_method_names()
     if value in names:
         return None
+    if value in method_names():
+        return (
+            f"must be a method that runs on the ROS graph ({', '.join(names)}): "
+            f"{value} cannot: {get_method(value).off_graph}"
+        )
     return f"must be a registered method ({', '.join(names)}; more with {METHODS_ENV})"
 
 

@@ -53,7 +53,8 @@ from cowp_ros.llm.question_budget import QuestionBudget
 from cowp_ros.llm.settings import LLMSettings
 from cowp_ros.llm.turns import Background, Decisive, DroppedError, ModelTurns
 from cowp_ros.methods.paper.calibration.config import MonitorCalibration, calibration_for
-from cowp_ros.methods.registry import ReasonerContext, Reasoners, get_method
+from cowp_ros.methods.paper.method import CALIBRATION, THRESHOLD
+from cowp_ros.methods.registry import ReasonerContext, Reasoners, graph_method
 from cowp_ros.ros.clients.peer_method import METHOD_PARAMETER, MODEL_PARAMETER, method_param
 from cowp_ros.ros.conversions import (
     put_assessment,
@@ -91,7 +92,8 @@ OFF = {"off", "false", "no"}
 PARAMETERS = (
     method_param(
         "situation method (cowp_ros.methods.registry: grounded, cowp, or one registered "
-        "through COWP_METHODS); the task manager's `method` must be the same"
+        "through COWP_METHODS; the related methods, which ask their model inside the loop, "
+        "are refused with that reason); the task manager adopts it"
     ),
     Param(
         "llm_url", "", "OpenAI-compatible base URL ('' = OPENAI_BASE_URL, else the embedded model)"
@@ -141,7 +143,7 @@ class CommonsenseNode(Node):
         self._resources = contextlib.ExitStack()  # first: destroy_node() closes it
         self.params = declare_parameters(self, PARAMETERS)
         self.threshold = float(self.params["monitor_threshold"])
-        self.method = get_method(str(self.params[METHOD_PARAMETER]))
+        self.method = graph_method(str(self.params[METHOD_PARAMETER]))
         self._calibration_file = str(self.params["monitor_calibration"])
         self.model = self._open_model()
         self.declare_parameter(
@@ -359,15 +361,17 @@ class CommonsenseNode(Node):
 
     def _reasoners(self, model: LanguageModel, context: Any) -> Reasoners:
         """The method's reasoners for one request, over the request's task."""
-        return self.method.reasoners(
+        make = self.method.reasoners
+        if make is None:  # `graph_method` refused such a method at start-up
+            raise CowpError(f"the {self.method.name} method has no reasoners to answer with")
+        return make(
             model,
             ReasonerContext(
                 context.task,
                 context.description,
                 context.phrases,
                 self.model.name,
-                threshold=self.threshold,
-                calibration=self.calibration,
+                options={THRESHOLD: self.threshold, CALIBRATION: self.calibration},
                 kept=self._kept,
             ),
         )

@@ -18,7 +18,7 @@ from cowp_ros.methods.grounded.calibration import (
 )
 from cowp_ros.methods.grounded.settings import GroundedSettings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 KEPT_DEV = REPO / "benchmarks/results/grounded_thresholds/dev.json"
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from related_fixtures import EveryStepImage, ScriptedQuestioner
+from dkprompt_fixtures import EveryStepImage, ScriptedQuestioner
 
 from cowp_ros.errors import CowpError
 from cowp_ros.methods.dkprompt.loop import DKPromptLoop, DKPromptMode

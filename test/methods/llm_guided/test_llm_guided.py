@@ -8,14 +8,14 @@ from cowp_ros.cli import main
 from cowp_ros.cowp.schedule import ScheduledSituation, run_scheduled
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.scripted import ScriptedModel
-from cowp_ros.methods.llm_guided import (
+from cowp_ros.methods.llm_guided.search import (
     ground_actions,
     guide_prompt,
     make_llm_guided_planner,
     parse_proposals,
     verify_plan,
 )
-from cowp_ros.methods.paper.method import paper_loop
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import Atom, PlanningTask, edits
 from cowp_ros.planning import PlanStatus, PlanStep, make_planner
 from cowp_ros.tasks import get_task
@@ -167,7 +167,7 @@ def test_cowp_replans_with_the_guided_planner_under_a_situation() -> None:
         default_yes_no=False,
     )
     planner = make_llm_guided_planner(model, beam=2)
-    loop = paper_loop(spec, model, planner)
+    loop = build_loop("cowp", spec, model, planner)
     report = run_scheduled(loop, [ScheduledSituation("the cup is dirty", at_action="hold_cup")])
     assert report.outcome == "completed"
     assert report.planner == "llm_guided"

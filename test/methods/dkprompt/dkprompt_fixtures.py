@@ -1,4 +1,4 @@
-"""Test doubles for the related methods (DKPROMPT, LLM-State, LLM-guided search).
+"""Test doubles for DKPROMPT's tests.
 
 `ReplayVisionServer` is the scripted server on 127.0.0.1 (`cowp_ros.chaos.server`),
 answering chat completions with the replies in data/vision_replies.json, in order, and

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from related_fixtures import ReplayVisionServer, recorded_replies
+from dkprompt_fixtures import ReplayVisionServer, recorded_replies
 
 from cowp_ros.cli import main
 from cowp_ros.errors import CowpError

@@ -16,7 +16,7 @@ from cowp_ros.llm.language_model import Example, YesNo
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
 from cowp_ros.methods.grounded.grounding import GroundedFacts, fact_of, ground
-from cowp_ros.methods.grounded.method import grounded_loop
+from cowp_ros.methods.grounded.method import EMBEDDER
 from cowp_ros.methods.grounded.questions import EXAMPLES, RESTATED_EXAMPLES, examples_for
 from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
@@ -30,6 +30,7 @@ from cowp_ros.methods.grounded.situation_monitor import (
     is_release,
 )
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import PlanningTask, edits
 from cowp_ros.planning import PlanStep, make_planner
 from cowp_ros.planning.tidy import TidyPlanner, replay, tidy
@@ -210,7 +211,7 @@ def test_a_dirty_cup_is_replaced_by_the_second_cup_with_one_question(fill) -> No
     model = ScriptedModel(
         yes_no=[(r"The cup is dirty\. Can the robot still use", False)], default_yes_no=True
     )
-    loop = grounded_loop(spec, model, problem=task, embedder=KindEmbedder())
+    loop = build_loop("grounded", spec, model, problem=task, options={EMBEDDER: KindEmbedder()})
     loop.plan()
     while (step := loop.next_step()) is not None and step.action != "find_cup":
         loop.step_done(True)
@@ -226,7 +227,7 @@ def test_a_failed_step_blames_the_situation_judged_harmless(fill) -> None:
     task = edits.add_object(spec.load(), "cup_2", "cup")
     # "the cup is cracked" judged harmless: usable, and not dirty.
     model = ScriptedModel(yes_no=[(r"dirty\?$", False)], default_yes_no=True)
-    loop = grounded_loop(spec, model, problem=task, embedder=KindEmbedder())
+    loop = build_loop("grounded", spec, model, problem=task, options={EMBEDDER: KindEmbedder()})
     loop.plan()
     while (step := loop.next_step()) is not None and step.action != "hold_cup":
         loop.step_done(True)
@@ -468,12 +469,13 @@ def test_the_loop_prepares_its_monitor_only_where_its_settings_say_so(fill) -> N
     spec, task = fill
     for prepare in (False, True):
         model = ScriptedModel(yes_no=[*NEEDS, (r"dirty\?$", True)], default_yes_no=True)
-        loop = grounded_loop(
+        loop = build_loop(
+            "grounded",
             spec,
             model,
             problem=task,
-            embedder=KindEmbedder(),
-            loop_settings=CowpSettings(prepare_monitor=prepare),
+            options={EMBEDDER: KindEmbedder()},
+            settings=CowpSettings(prepare_monitor=prepare),
         )
         loop.plan()
         asked = loop.report.of_kind("monitor")

@@ -15,10 +15,10 @@ from cowp_ros.cowp.policies import LoopPolicies
 from cowp_ros.llm.language_model import YesNo
 from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.grounded.frugal_acquirer import FrugalAcquirer
-from cowp_ros.methods.grounded.method import grounded_loop
 from cowp_ros.methods.grounded.policies import GROUNDED_POLICIES
 from cowp_ros.methods.grounded.stand_in_plans import plan_with, static_predicates
 from cowp_ros.methods.paper.acquirer import KnowledgeAcquirer
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import Atom, Literal, PlanningTask, edits
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import TaskSpec, get_task
@@ -113,7 +113,7 @@ def power_cut_while_cleaning(
 ) -> OpenWorldPlanner:
     """The grounded loop told of a power outage it judges harmless, before cleaning."""
     model = ScriptedModel(yes_no=[(r"still go on with the task\?$", True)], default_yes_no=True)
-    loop = grounded_loop(spec, model, problem=task)
+    loop = build_loop("grounded", spec, model, problem=task)
     if policies is not None:
         loop.policies = policies
     loop.plan()

@@ -14,7 +14,7 @@ import pytest
 from cowp_ros.llm.client import OpenAICompatibleModel
 from cowp_ros.llm.model_store import SMOLLM2_135M, ResolvedModel
 from cowp_ros.llm.settings import LLMSettings
-from cowp_ros.methods.llm_guided import make_llm_guided_planner, verify_plan
+from cowp_ros.methods.llm_guided.search import make_llm_guided_planner, verify_plan
 from cowp_ros.methods.llm_state.belief import Belief, LLMStateTracker
 from cowp_ros.methods.llm_state.calls import PHRASE
 from cowp_ros.tasks import get_task

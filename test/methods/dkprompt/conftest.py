@@ -1,4 +1,4 @@
-"""Fixtures for the related methods; the doubles live in related_fixtures.py (a module
+"""Fixtures for DKPROMPT's tests; the doubles live in dkprompt_fixtures.py (a module
 name of its own, so that no other folder's conftest can shadow it)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from related_fixtures import ReplayVisionServer, recorded_replies
+from dkprompt_fixtures import ReplayVisionServer, recorded_replies
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from cowp_ros.llm.scripted import ScriptedModel
 from cowp_ros.methods.llm_state.belief import Belief, BeliefPredicates, LLMStateTracker
 from cowp_ros.methods.llm_state.calls import MAX_CALLS, ToolCall, parse_tool_calls
 from cowp_ros.methods.llm_state.loop import BeliefLoop
-from cowp_ros.methods.paper.method import paper_loop
+from cowp_ros.methods.registry import build_loop
 from cowp_ros.pddl import edits
 from cowp_ros.planning import make_planner
 from cowp_ros.tasks import get_task
@@ -186,7 +186,7 @@ def _cowp_model() -> ScriptedModel:
 def test_cowp_behind_the_belief_blocks_the_dirty_cup_and_uses_a_stand_in() -> None:
     spec = get_task("fill_cup")
     model = _cowp_model()
-    loop = paper_loop(spec, model, make_planner("pyperplan"))
+    loop = build_loop("cowp", spec, model, make_planner("pyperplan"))
     schedule = [ScheduledSituation("there are coffee stains in it", at_action="hold_cup")]
     report = run_scheduled(BeliefLoop(loop), schedule)
     situations = [e.data["situation"] for e in report.of_kind("situation")]
@@ -201,7 +201,7 @@ def test_cowp_behind_the_belief_blocks_the_dirty_cup_and_uses_a_stand_in() -> No
 def test_a_silent_belief_still_passes_the_raw_situation_on() -> None:
     spec = get_task("fill_cup")
     model = _cowp_model()
-    loop = paper_loop(spec, model, make_planner("pyperplan"))
+    loop = build_loop("cowp", spec, model, make_planner("pyperplan"))
     report = run_scheduled(
         BeliefLoop(loop), [ScheduledSituation("the cup is dirty", at_action="hold_cup")]
     )
