@@ -59,6 +59,7 @@ from cowp_ros.methods.grounded.calibration import (
     object_gain,
 )
 from cowp_ros.methods.grounded.grounding import ground, plan_objects
+from cowp_ros.methods.grounded.questions import examples_for
 from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
     NEED,
@@ -151,7 +152,9 @@ def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[It
 
 
 def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None) -> None:
-    """Score each item with the monitor's questions (thresholds play no part here)."""
+    """Score each item with the monitor's questions (thresholds play no part here), as
+    the model's settings ask them (restated first where they say so)."""
+    restate = GroundedSettings.for_model(model.name).restate
     for item in items:
         spec = get_task(item.task)
         problem, plan = closed_world_plan(item.task)
@@ -163,7 +166,9 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
             model,
             spec.description,
             Thresholds(use=99.0, world=99.0, dirty=-99.0, need=-99.0),
+            examples=examples_for(restate),
             ask_all=True,
+            restate=restate,
         )
         situation = Situation(item.text)
         usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]
