@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -141,12 +142,25 @@ def run_fast_downward(domain: Path, problem: Path, timeout_s: float) -> Run:
         command = [sys.executable, str(fd_driver()), "--alias", "lama-first"]
         command += ["--plan-file", str(plan), str(domain), str(problem)]
         started = time.perf_counter()
-        try:
-            done = subprocess.run(
-                command, cwd=tmp, capture_output=True, text=True, timeout=timeout_s, check=False
-            )
-        except subprocess.TimeoutExpired:
-            return Run(False, time.perf_counter() - started, reason=f"no plan in {timeout_s:g} s")
+        # its own session, killed whole at the deadline: the driver's search is a child
+        # process, which a timeout that kills the driver alone left searching (gigabytes)
+        with subprocess.Popen(
+            command,
+            cwd=tmp,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        ) as proc:
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                return Run(
+                    False, time.perf_counter() - started, reason=f"no plan in {timeout_s:g} s"
+                )
+        done = subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
         seconds = time.perf_counter() - started
         if done.returncode != 0 or not plan.is_file():
             lines = (done.stdout + done.stderr).strip().splitlines()
