@@ -37,7 +37,6 @@ import argparse
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,8 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from cowp_ros.planning.process import run_with_deadline
 
 REPO = Path(__file__).resolve().parents[1]
 VENV = Path(sys.prefix)
@@ -142,26 +143,13 @@ def run_fast_downward(domain: Path, problem: Path, timeout_s: float) -> Run:
         command = [sys.executable, str(fd_driver()), "--alias", "lama-first"]
         command += ["--plan-file", str(plan), str(domain), str(problem)]
         started = time.perf_counter()
-        # its own session, killed whole at the deadline: the driver's search is a child
-        # process, which a timeout that kills the driver alone left searching (gigabytes)
-        with subprocess.Popen(
-            command,
-            cwd=tmp,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        ) as proc:
-            try:
-                stdout, stderr = proc.communicate(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
-                return Run(
-                    False, time.perf_counter() - started, reason=f"no plan in {timeout_s:g} s"
-                )
-        done = subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+        # the planners' own runner: its own session, killed whole at the deadline (the
+        # driver's search is a child process, which a timeout that killed the driver
+        # alone left searching, gigabytes of it)
+        done = run_with_deadline(command, timeout_s, Path(tmp))
         seconds = time.perf_counter() - started
+        if done.timed_out:
+            return Run(False, seconds, reason=f"no plan in {timeout_s:g} s")
         if done.returncode != 0 or not plan.is_file():
             lines = (done.stdout + done.stderr).strip().splitlines()
             return Run(False, seconds, reason=f"exit {done.returncode}: {' '.join(lines[-2:])}")
