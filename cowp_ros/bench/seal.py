@@ -39,8 +39,8 @@ from typing import Any
 from cowp_ros.bench.annotations import DEFAULT_DIR as JUDGE_DIR
 from cowp_ros.bench.view import MethodLeakError
 from cowp_ros.llm.evaluation import default_dataset_dir
-from cowp_ros.planning.lifeline import STDIN, THEN
-from cowp_ros.planning.process import LIFELINE
+from cowp_ros.planning.lifeline import MODULE, STDIN, THEN
+from cowp_ros.planning.process import GUARD_FLAGS, LIFELINE
 from cowp_ros.planning.pyperplan_planner import WORKER as PYPERPLAN_WORKER
 
 RESULTS_DIR = JUDGE_DIR.parent / "results"
@@ -125,8 +125,8 @@ def planner_command(argv: Any, roots: tuple[str, ...]) -> bool:
         return False
     if words[1:2] == [str(PYPERPLAN_WORKER)]:
         return True
-    lifeline = ["-I", "-S", str(LIFELINE), "--", sys.executable, "-S", "-m"]
-    if words[1:9] != [*lifeline, "fast_downward.translate"] or THEN not in words:
+    lifeline = [*GUARD_FLAGS, str(LIFELINE), "--", MODULE, "fast_downward.translate"]
+    if words[1 : 1 + len(lifeline)] != lifeline or THEN not in words:
         return False
     search = words[words.index(THEN) + 1 :]
     return search[:1] == [STDIN] and len(search) > 2 and search[2].endswith("/downward")

@@ -16,8 +16,8 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--planner",
         default=DEFAULT_PLANNER,
-        help=f"planner: {', '.join(PLANNER_NAMES)} (alias fd); default {DEFAULT_PLANNER}: "
-        "Fast Downward where it is installed, else pyperplan",
+        help=f"planner: {', '.join(PLANNER_NAMES)} (alias fd: LAMA-first); default "
+        f"{DEFAULT_PLANNER}: Fast Downward's eager search where it is installed, else pyperplan",
     )
     parser.add_argument(
         "--objects",

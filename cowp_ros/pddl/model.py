@@ -8,6 +8,7 @@ task a planner is running on underneath it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import sys
@@ -18,6 +19,7 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
+import lark
 from lark import Lark
 from lark.exceptions import LarkError, VisitError
 from pddl.action import Action
@@ -418,21 +420,26 @@ def _grammar() -> Lark:
     0.25 s here), and reusing one instance would carry its transformer's state from one
     file into the next. So the tables are built once and each parse gets a fresh
     transformer from the library: the same grammar and the same result, in milliseconds.
-    lark keeps the tables in a file of this user's cache (`$COWP_CACHE_DIR`), checked
-    against a hash of the grammar when read, so that a command started to plan once
-    (`cowp plan`) does not pay 0.13 s a start symbol for them; an unwritable cache
-    folder only costs that time. (Not lark's default, the shared temporary folder: the
-    file is a pickle, and another user could put one there.)
+    lark keeps the tables in a file of this user's cache (`$COWP_CACHE_DIR`), one per
+    installation, checked against a hash of the grammar when read, so that a command
+    started to plan once (`cowp plan`) does not pay 0.13 s a start symbol for them; an
+    unwritable cache folder only costs that time. (Not lark's default, the shared
+    temporary folder: the file is a pickle, and another user could put one there.)
     """
     folder = Path(os.environ.get("COWP_CACHE_DIR", Path.home() / ".cache" / "cowp_ros"))
     with contextlib.suppress(OSError):
         folder.mkdir(parents=True, exist_ok=True)
+    # One file per installation: lark's check hashes the grammar's folder and its own
+    # version, so two venvs of one user sharing a file rebuilt and rewrote it in turn,
+    # and every start of either paid the build.
+    installation = f"{PARSERS_DIRECTORY}|{lark.__version__}|{sys.version_info[:2]}"
+    tag = hashlib.sha256(installation.encode()).hexdigest()[:12]
     return Lark(
         GRAMMAR_FILE.read_text(),
         parser="lalr",
         import_paths=[PARSERS_DIRECTORY],
         start=["domain", "problem"],
-        cache=str(folder / f"pddl_grammar_py{sys.version_info[0]}{sys.version_info[1]}.lark"),
+        cache=str(folder / f"pddl_grammar_{tag}.lark"),
     )
 
 

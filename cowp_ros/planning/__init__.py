@@ -1,8 +1,9 @@
-"""Planners behind one interface: pyperplan (default, in a subprocess) and Fast Downward.
+"""Planners behind one interface: Fast Downward (the default where installed) and pyperplan.
 
-`make_planner("pyperplan" | "fast_downward")` gives a `Planner`; `solve(task, timeout_s)`
-returns a `PlanResult` whose status says found / no plan / timed out. Both run in a
-child process so that a deadline really stops them.
+`make_planner("auto" | "pyperplan" | "fast_downward")` gives a `Planner` (`factory.py`
+says which `auto` is); `solve(task, timeout_s)` returns a `PlanResult` whose status says
+found / no plan / timed out. Both run in a child process so that a deadline really
+stops them.
 """
 
 from cowp_ros.planning.factory import PLANNER_NAMES, make_planner

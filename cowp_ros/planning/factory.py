@@ -2,27 +2,26 @@
 the benchmark. Each backend is imported only when asked for (Fast Downward's wheel is
 large, and not on every machine).
 
-`auto`, the default, asks pyperplan first, for a few seconds, and Fast Downward when
-pyperplan cannot read the task (a construct beyond STRIPS) or has no answer by then.
-pyperplan's greedy best-first search with hFF finds the short, direct plans the robot's
-own tasks want (Fast Downward's LAMA-first returns its first plan, which on a user's
-water-the-plant task walks to the plant and back before fetching water); Fast Downward
-reads every domain this project reads and answers real problems pyperplan does not in
-60 s (`benchmarks/bench_ipc.py`). Where Fast Downward's wheel is missing (an arm64
-robot computer), `auto` is pyperplan.
+`auto`, the default, is Fast Downward where its wheel is installed, with the search the
+robot's tasks want (`fast_downward.EAGER_LAMA`: LAMA-first's heuristics in an eager
+greedy search), and pyperplan where it is not (an arm64 robot computer). The choice
+depends on what is installed and nothing else, never on a clock: the same task gets the
+same plan on every run, in the benchmark's records and in a robot's replans. The eager
+search's plans are as long as pyperplan's greedy best-first search with hFF on every
+task the project ships and every replan of their scenarios (LAMA-first's, a lazy
+search, walked to the plant and back before fetching water on a user's water-the-plant
+task); Fast Downward reads every domain this project reads and answers public IPC
+problems in about its own time where pyperplan takes seconds or minutes
+(`benchmarks/bench_ipc.py`). `pyperplan` and `fast_downward` (LAMA-first, as Fast
+Downward's users run it) stay selectable by name.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
-from cowp_ros.errors import CowpError
-from cowp_ros.limits import LimitError
-from cowp_ros.pddl import PlanningTask
-from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, Planner, PlannerError
-from cowp_ros.planning.result import PlanResult, PlanStatus
+from cowp_ros.planning.planner import Planner, PlannerError
 
 
 def _pyperplan(**bounds: Any) -> Planner:
@@ -47,38 +46,12 @@ def _llm_guided(**bounds: Any) -> Planner:
     )
 
 
-# How long `auto` gives pyperplan before Fast Downward takes over.
-PYPERPLAN_FIRST_S = 5.0
-
-
-class AutoPlanner:
-    """pyperplan first, for `PYPERPLAN_FIRST_S`; Fast Downward for what it leaves."""
-
-    name = "auto"
-
-    def __init__(self, **bounds: Any) -> None:
-        self.bounds = bounds
-
-    def solve(self, task: PlanningTask, timeout_s: float = DEFAULT_TIMEOUT_S) -> PlanResult:
-        from cowp_ros.planning.fast_downward import is_available
-
-        if not is_available():
-            return _pyperplan(**self.bounds).solve(task, timeout_s)
-        started = time.perf_counter()
-        try:
-            first = _pyperplan(**self.bounds).solve(task, min(timeout_s, PYPERPLAN_FIRST_S))
-        except LimitError:
-            raise  # a bound refuses the task whichever planner would plan it
-        except CowpError:
-            first = None  # a construct pyperplan cannot read: Fast Downward reads it
-        if first is not None and first.status is not PlanStatus.TIMEOUT:
-            return first
-        remaining = max(0.1, timeout_s - (time.perf_counter() - started))
-        return _fast_downward(**self.bounds).solve(task, remaining)
-
-
 def _auto(**bounds: Any) -> Planner:
-    return AutoPlanner(**bounds)
+    from cowp_ros.planning.fast_downward import EAGER_LAMA, FastDownwardPlanner, is_available
+
+    if not is_available():
+        return _pyperplan(**bounds)
+    return FastDownwardPlanner(template=EAGER_LAMA, **bounds)
 
 
 PLANNERS: dict[str, Callable[..., Planner]] = {

@@ -1,27 +1,29 @@
 """Fast Downward, the compiled planner shipped inside the `up-fast-downward` wheel.
 
 We run its two programs as its driver script (the wheel's `downward/fast-downward.py`)
-runs them, the translator (`python -m fast_downward.translate`, from the wheel's
+runs them, the translator (`fast_downward.translate`, from the wheel's
 `builds/release/bin`) and then the search binary on the translator's output, under the
-planner's lifeline (`lifeline.py -- A --then --stdin output.sas B`). The driver is one
-Python interpreter more, 60 ms of every call on a small problem where the search takes
-7 ms; unified-planning would be a heavy dependency more. Both read our PDDL as is, ADL
+planner's lifeline (`lifeline.py -- --module fast_downward.translate ... --then --stdin
+output.sas downward ...`): the translator runs in a fork of the lifeline, so a plan
+starts one Python interpreter (the lifeline) where the driver starts two, and the driver
+itself would be one more (60 ms of every call on a small problem where the search takes
+7 ms); unified-planning would be a heavy dependency more. Both read our PDDL as is, ADL
 and action costs included. It is the default planner where it is installed
 (`factory.make_planner("auto")`).
 
-Search: LAMA's first iteration (`--alias lama-first`: lazy greedy best-first with hFF
-and landmarks, preferred operators), the configuration users of Fast Downward plan
-with. On a task with action costs the same search reads the costs (`cost_type=plusone`,
-as LAMA's later iterations do), so that its heuristics prefer cheap actions (lama-first
-itself counts every action as one); a greedy search promises no cheapest plan
-(benchmarks/results/ipc: cheaper on two IPC problems, dearer on two, the same on the
-others).
+Search: `--planner fast_downward` runs LAMA's first iteration (`--alias lama-first`:
+lazy greedy best-first with hFF and landmarks, preferred operators), the configuration
+users of Fast Downward plan with; the default planner (`auto`) runs the same heuristics
+in an eager search (`EAGER_LAMA`), whose plans are as direct as pyperplan's. On a task
+with action costs either search reads the costs (`cost_type=plusone`, as LAMA's later
+iterations do), so that its heuristics prefer cheap actions (lama-first itself counts
+every action as one); a greedy search promises no cheapest plan (benchmarks/results/ipc
+gives the costs beside lama-first's).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,21 +31,33 @@ from pathlib import Path
 from cowp_ros.limits import MAX_GROUND_ACTIONS, PLANNER_MEMORY_MB
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.budget import check_grounding, out_of_memory_message
-from cowp_ros.planning.lifeline import STDIN, THEN
+from cowp_ros.planning.lifeline import MODULE, STDIN, THEN
 from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
 from cowp_ros.planning.process import guarded, run_with_deadline, tail
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
 
-LAMA_FIRST = (
+_LAMA_HEURISTICS = (
     "let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
     "pref=false),cost_type={cost}),"
     "let(hff, eval_modify_costs(ff(),cost_type={cost}),"
-    "lazy_greedy([hff,hlm],preferred=[hff,hlm],cost_type={cost},reopen_closed=false)))"
 )
-UNIT_COST_SEARCH = LAMA_FIRST.format(cost="one")
-"""`--alias lama-first` of the driver (driver/aliases.py), spelled out."""
-COST_SEARCH = LAMA_FIRST.format(cost="plusone")
-"""The same search reading action costs (each action costs its cost plus one)."""
+LAMA_FIRST = (
+    _LAMA_HEURISTICS + "lazy_greedy([hff,hlm],preferred=[hff,hlm],cost_type={cost},"
+    "reopen_closed=false)))"
+)
+"""`--alias lama-first` of the driver (driver/aliases.py), spelled out, with its cost
+type left open: `one` is lama-first itself, `plusone` reads action costs (each action
+costs its cost plus one). `--planner fast_downward` plans with it."""
+EAGER_LAMA = _LAMA_HEURISTICS + "eager_greedy([hff,hlm],preferred=[hff,hlm],cost_type={cost})))"
+"""LAMA-first's heuristics (hFF, landmarks) and preferred operators in an eager greedy
+best-first search, the default planner's (`factory.py`). Eager search computes every
+successor's estimate before it chooses one, as pyperplan's greedy best-first search
+does; lazy search (LAMA-first) takes a preferred successor on its parent's estimate and
+learns only later that it led nowhere, and that detour stays in the plan: on a
+water-the-plant task it walked to the plant and back before fetching water. On every
+task the project ships, and every replan of their scenarios, the eager search's plans
+are as long as pyperplan's; on the IPC problems of `benchmarks/bench_ipc.py` it takes
+about LAMA-first's time."""
 INSTALL_HINT = "pip install up-fast-downward==1.0.0 (listed in requirements/core.txt)"
 
 # https://www.fast-downward.org/ExitCodes
@@ -84,7 +98,8 @@ def is_available() -> bool:
 
 class FastDownwardPlanner:
     """`Planner` over Fast Downward; `search` is a Fast Downward search string (None:
-    lama-first, reading action costs where the task has them)."""
+    `template` with its cost type, `one`, or `plusone` where the task has action costs;
+    lama-first unless said)."""
 
     name = "fast_downward"
 
@@ -92,6 +107,7 @@ class FastDownwardPlanner:
         self,
         search: str | None = None,
         *,
+        template: str = LAMA_FIRST,
         memory_mb: int = PLANNER_MEMORY_MB,
         max_ground_actions: int = MAX_GROUND_ACTIONS,
     ) -> None:
@@ -100,6 +116,7 @@ class FastDownwardPlanner:
             raise PlannerError("Fast Downward is not installed", hint=INSTALL_HINT)
         self.bin = folder
         self.search = search
+        self.template = template
         self.memory_mb = memory_mb
         self.max_ground_actions = max_ground_actions
 
@@ -113,14 +130,13 @@ class FastDownwardPlanner:
             plan_path = workdir / "plan.txt"
             written = time.perf_counter()
             remaining = max(0.1, timeout_s - (written - start))
-            search = self.search or (COST_SEARCH if task.has_action_costs else UNIT_COST_SEARCH)
+            cost_type = "plusone" if task.has_action_costs else "one"
+            search = self.search or self.template.format(cost=cost_type)
             outcome = run_with_deadline(
                 guarded(
                     [
-                        # -S: the translator needs only the standard library (30 ms less)
-                        sys.executable,
-                        "-S",
-                        "-m",
+                        # in the guard's own process: one interpreter start fewer
+                        MODULE,
                         "fast_downward.translate",
                         str(domain_path),
                         str(problem_path),

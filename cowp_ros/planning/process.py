@@ -39,9 +39,15 @@ class ProcessOutcome:
         return self.returncode is None
 
 
+GUARD_FLAGS = ("-s", "-S", "-P")
+"""The guard's interpreter: no site packages to import (-S, -s), and not its own
+folder on `sys.path` (-P), but the environment's `PYTHONPATH` and `PYTHONHASHSEED`,
+which a `--module` step it runs in its own process needs (`lifeline.py`)."""
+
+
 def guarded(command: Sequence[str]) -> list[str]:
     """`command` run under the lifeline guard (for planners that are not our code)."""
-    return [sys.executable, "-I", "-S", str(LIFELINE), "--", *command]
+    return [sys.executable, *GUARD_FLAGS, str(LIFELINE), "--", *command]
 
 
 WAKE_S = 0.2

@@ -67,7 +67,7 @@ def test_an_ipc_problem_plans_as_fast_downward_plans_it(folder: str) -> None:
     result = make_planner("fast_downward").solve(task, 30.0)
     assert result.found, result.detail
     assert result.planner == "fast_downward"
-    # the default asks pyperplan first, and Fast Downward for what pyperplan leaves
+    # the default (Fast Downward's eager search) plans it too
     assert make_planner().solve(task, 30.0).found
     assert replay(task, result.steps)  # PDDL's semantics agree with the planner's
     theirs = fast_downward_alone(domain, problem)

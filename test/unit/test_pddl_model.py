@@ -177,3 +177,27 @@ def test_absurd_nesting_is_a_clear_error(tiny_files, depth: int) -> None:
         PlanningTask.from_text(domain.read_text(), text)
     with pytest.raises(PddlLoadError, match="nested"):
         PlanningTask.from_text(nested, text)
+
+
+def test_each_installation_keeps_its_own_grammar_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lark's cached tables name the grammar's folder: two installations (two venvs)
+    sharing one file rebuilt and rewrote it in turn, 0.1 s of every `cowp plan`."""
+    import shutil
+
+    from cowp_ros.pddl import model
+
+    monkeypatch.setenv("COWP_CACHE_DIR", str(tmp_path / "cache"))
+    other = tmp_path / "other_venv" / "parser"
+    shutil.copytree(model.PARSERS_DIRECTORY, other)
+    model._grammar.__wrapped__()
+    (ours,) = (tmp_path / "cache").glob("pddl_grammar_*.lark")
+    built = ours.stat().st_mtime_ns
+    monkeypatch.setattr(model, "PARSERS_DIRECTORY", str(other))
+    model._grammar.__wrapped__()
+    assert len(list((tmp_path / "cache").glob("pddl_grammar_*.lark"))) == 2
+    monkeypatch.undo()
+    monkeypatch.setenv("COWP_CACHE_DIR", str(tmp_path / "cache"))
+    model._grammar.__wrapped__()
+    assert ours.stat().st_mtime_ns == built  # read back, not rebuilt

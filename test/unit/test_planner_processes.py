@@ -23,6 +23,8 @@ from cowp_ros.chaos import processes
 from cowp_ros.chaos.runner import RUN_CLI  # Ctrl-C works even from a background pytest
 from cowp_ros.chaos.workspace import SLOW_TASK, write_slow_registry
 from cowp_ros.planning.fast_downward import is_available
+from cowp_ros.planning.lifeline import MODULE, STDIN, THEN
+from cowp_ros.planning.process import guarded, run_with_deadline
 
 SOLVE = """
 import sys
@@ -137,3 +139,30 @@ def test_an_interrupt_taken_by_another_thread_still_stops_the_wait(
     finally:
         signal.signal(signal.SIGINT, previous)
         processes.kill_all(mark)
+
+
+def test_a_module_step_runs_in_the_guard_with_its_input_exit_code_and_hash_seed(
+    tmp_path: Path,
+) -> None:
+    """`--module NAME` runs as `python -m NAME` would, in a fork of the lifeline guard
+    (Fast Downward's translator: one interpreter start fewer), with PYTHONHASHSEED=0 so
+    that what it writes is the same on every run."""
+    (tmp_path / "probe.py").write_text(
+        "import sys\nfed = sys.stdin.read().strip() if sys.argv[2:] else ''\n"
+        "print(hash('cowp'), fed)\nsys.exit(int(sys.argv[1]))\n"
+    )
+    (tmp_path / "input.txt").write_text("fed\n")
+    fed = str(tmp_path / "input.txt")
+    steps = [MODULE, "probe", "0", THEN, STDIN, fed, MODULE, "probe", "3", "read"]
+    outcome = run_with_deadline(guarded(steps), 30, tmp_path, env={"PYTHONPATH": str(tmp_path)})
+    assert outcome.returncode == 3, outcome.stderr
+    seeded = subprocess.run(
+        [sys.executable, "-c", "print(hash('cowp'))"],
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    first, second = outcome.stdout.splitlines()
+    assert first.split() == [seeded]
+    assert second.split() == [seeded, "fed"]

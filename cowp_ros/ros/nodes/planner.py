@@ -43,8 +43,8 @@ PARAMETERS = (
     Param(
         "planner",
         "auto",
-        f"planner backend: {', '.join(PLANNER_NAMES)} (auto: pyperplan for 5 s, then Fast "
-        "Downward where installed)",
+        f"planner backend: {', '.join(PLANNER_NAMES)} (auto: Fast Downward's eager search "
+        "where installed, else pyperplan; fast_downward: LAMA-first)",
     ),
     Param("timeout_s", 60.0, "default planning deadline (a request may set its own)", positive),
     Param(
