@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from bench_fixtures import ANNOTATIONS, PRESENT, disables, fill_cup, situation, world
+from bench_fixtures import (
+    ANNOTATIONS,
+    FILL_CUP_PLAN,
+    PRESENT,
+    disables,
+    fill_cup,
+    situation,
+    world,
+)
 
 from cowp_ros.bench.annotations import Effect, Harm, SituationEffect, load_annotation
 from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld
@@ -13,14 +21,7 @@ from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks import get_task
 
-PLAN = [
-    PlanStep("find_faucet", ("faucet_1",)),
-    PlanStep("turnon_faucet", ("faucet_1",)),
-    PlanStep("find_cup", ("cup_1",)),
-    PlanStep("hold_cup", ("cup_1",)),
-    PlanStep("fill_cup", ("cup_1", "faucet_1")),
-    PlanStep("place_cup", ("cup_1", "table_1")),
-]
+PLAN = list(FILL_CUP_PLAN)
 WITH_BOWL = [
     PlanStep("find_cup__cup_as_bowl", ("bowl_1",)),
     PlanStep("hold_cup__cup_as_bowl", ("bowl_1",)),
@@ -369,32 +370,6 @@ def test_any_sink_takes_the_plate_when_the_kitchen_sink_is_full() -> None:
     assert not w.execute(PlanStep("walk_sink", ("sink_1",))).executed
     run(w, [PlanStep("walk_sink", ("sink_2",)), PlanStep("place_plate", ("plate_1", "sink_2"))])
     assert w.record.completed and w.how_handled(full) == "same_kind"
-
-
-def test_a_mug_in_the_sink_is_not_the_broken_plate_put_away() -> None:
-    # plate_to_sink's goal is tied to the plate: the domain's goal is met by any dish
-    # placed in a sink, and the judge takes no other kind in the plate's role, so the
-    # trial does not complete
-    spec = get_task("plate_to_sink")
-    task = keep_objects(spec.load_house(), ["plate_1", "mug_1", "table_1", "sink_1", "room_1"])
-    annotation = load_annotation(ANNOTATIONS / "plate_to_sink.yaml")
-    plate = ScheduledEvent(
-        "situation", "9/1", "the plate is broken.", "grasp_plate", 2,
-        SituationEffect(Effect.DISABLES, ("plate_1",), "", "default object"), "plate", True,
-        ("plate_1",),
-    )  # fmt: skip
-    w = TrialWorld(spec, task, (plate,), annotation, max_attempts=20)
-    run(w, [PlanStep("walk", ("room_1",)), PlanStep("walk_table", ("table_1", "room_1"))])
-    assert w.execute(PlanStep("grasp_plate", ("plate_1", "table_1"))).situation
-    mug = [
-        PlanStep("grasp_plate", ("mug_1", "table_1")),
-        PlanStep("walk_sink", ("sink_1",)),
-        PlanStep("place_plate", ("mug_1", "sink_1")),
-    ]
-    assert all(o.executed for o in run(w, mug))
-    assert w.record.goal_reached and not w.record.completed
-    assert w.record.harmful == ["(grasp_plate mug_1 table_1): a mug as the plate",
-                                "(place_plate mug_1 sink_1): a mug as the plate"]  # fmt: skip
 
 
 CUP_2 = [

@@ -8,13 +8,14 @@ goal's table; set_table and the cup's kinds in fill_cup are found wherever they 
 from __future__ import annotations
 
 import pytest
-from bench_fixtures import ANNOTATIONS, DATASET
+from bench_fixtures import ANNOTATIONS, DATASET, FILL_CUP_PLAN
 
 from cowp_ros.bench import methods as registry
 from cowp_ros.bench.annotations import Effect, SituationEffect, load_annotation, load_annotations
 from cowp_ros.bench.dataset import SituationDataset
 from cowp_ros.bench.runner import BenchSettings, Trial, draw_trial, run_one
 from cowp_ros.bench.schedule import ScheduledEvent
+from cowp_ros.bench.simulator import TrialWorld
 from cowp_ros.bench.usable import alternatives
 from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import PlanStep, make_planner
@@ -63,6 +64,26 @@ def test_a_dish_on_the_dining_table_is_not_the_plate_put_away() -> None:
     assert stand_ins_for("plate_to_sink", present, event, CLEARING) is None
 
 
+def test_a_mug_in_the_sink_is_not_the_broken_plate_put_away() -> None:
+    # plate_to_sink's goal is tied to the plate: the domain's `(dishes_cleared)` is met by
+    # any dish placed in a sink, and the judge takes no other kind in the plate's role,
+    # so the goal is reached and the trial does not complete
+    spec = get_task("plate_to_sink")
+    task = keep_objects(spec.load_house(), [*OWN_PLATE_TO_SINK, "mug_1"])
+    annotation = load_annotation(ANNOTATIONS / "plate_to_sink.yaml")
+    w = TrialWorld(spec, task, (broken("plate_1", "grasp_plate", 2),), annotation, max_attempts=20)
+    assert all(w.execute(step).executed for step in CLEARING[:2])
+    assert w.execute(CLEARING[2]).situation == "the plate_1 is broken."
+    mug = [PlanStep(s.action, tuple("mug_1" if a == "plate_1" else a for a in s.args))
+           for s in CLEARING[2:]]  # fmt: skip
+    assert all(w.execute(step).executed for step in mug)
+    assert w.record.goal_reached and not w.record.completed
+    assert w.record.harmful == [
+        "(grasp_plate mug_1 table_1): a mug as the plate",
+        "(place_plate mug_1 sink_1): a mug as the plate",
+    ]
+
+
 def test_the_plate_broken_in_the_hand_is_put_down_before_the_spare_is_taken() -> None:
     # raised on the way to the sink, the robot holds the broken plate: a release step
     # frees the hand, so the spare on the table still counts
@@ -95,23 +116,15 @@ def test_a_broom_sweeps_for_a_broken_vacuum_though_it_is_never_plugged_in() -> N
     assert stand_ins_for("clean_area", present, event, VACUUMING) == ("broom_1",)
 
 
-FILLING = (
-    PlanStep("find_faucet", ("faucet_1",)),
-    PlanStep("turnon_faucet", ("faucet_1",)),
-    PlanStep("find_cup", ("cup_1",)),
-    PlanStep("hold_cup", ("cup_1",)),
-    PlanStep("fill_cup", ("cup_1", "faucet_1")),
-    PlanStep("place_cup", ("cup_1", "table_1")),
-)
 OWN_FILL_CUP = ["cup_1", "faucet_1", "table_1"]
 
 
 def test_the_water_is_served_at_the_goals_table_and_a_cup_is_found_anywhere() -> None:
     table = broken("table_1", "place_cup", 5)
-    assert stand_ins_for("fill_cup", [*OWN_FILL_CUP, "table_2"], table, FILLING) is None
+    assert stand_ins_for("fill_cup", [*OWN_FILL_CUP, "table_2"], table, FILL_CUP_PLAN) is None
     cup = broken("cup_1", "fill_cup", 4)
     present = [*OWN_FILL_CUP, "glass_1", "cup_3", "pan_1"]
-    assert stand_ins_for("fill_cup", present, cup, FILLING) == ("cup_3", "glass_1")
+    assert stand_ins_for("fill_cup", present, cup, FILL_CUP_PLAN) == ("cup_3", "glass_1")
 
 
 def test_a_desk_sets_the_table_where_no_place_is_tied_to_the_goal() -> None:
