@@ -64,6 +64,7 @@ from cowp_ros.bench.privileged import PrivilegedAccess
 from cowp_ros.bench.schedule import ScheduledEvent
 from cowp_ros.bench.seal import method_seed, sealed_roots
 from cowp_ros.bench.simulator import TrialWorld, senses_only
+from cowp_ros.bench.usable import alternatives
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.llm.settings import Sampling
@@ -259,49 +260,9 @@ def draw_trial(
     events = [_cast(e, cast, annotation) for e in events]
     classified = []
     for event in classify(events, reference, spec):
-        found = alternatives(event, problem, reference, annotation)
+        found = alternatives(event, problem, reference, annotation, spec.release_actions)
         classified.append(replace(event, alternative=found is not None, alternatives=found or ()))
     return Trial(spec.name, index, seed, problem, reference, tuple(classified), cast)
-
-
-def alternatives(
-    event: ScheduledEvent,
-    problem: PlanningTask,
-    reference: Sequence[PlanStep],
-    annotation: TaskAnnotation,
-) -> tuple[str, ...] | None:
-    """The trial's objects a person would accept for the objects `event` disables:
-    others of their kind, or kinds the judge accepts in their role for every step of
-    the reference plan that uses them; None when some disabled object has none. (A
-    `beyond_skills` situation: () unless the judge files declare it unsolvable, then
-    None.) The oracle's figure is read over the blocking situations with some; the
-    others are counted apart."""
-    effect = event.effect
-    if event.kind != "situation" or effect is None or not event.blocking:
-        return ()
-    if effect.effect is not Effect.DISABLES:
-        return None if event.unsolvable else ()
-    present = sorted(problem.problem_object_names)
-    found: list[str] = []
-    for target in event.targets:
-        kind = problem.objects.get(target)
-        if kind is None:
-            continue
-        actions = {base_action_name(s.action) for s in reference if target in s.args}
-        accepted = set(annotation.accepted_for_role(kind, actions))
-        usable = [
-            other
-            for other in present
-            if other not in event.targets
-            and (
-                problem.is_subtype(problem.objects[other], kind)
-                or problem.objects[other] in accepted
-            )
-        ]
-        if not usable:
-            return None
-        found.extend(o for o in usable if o not in found)
-    return tuple(found)
 
 
 def cast_of(spec: TaskSpec, problem: PlanningTask, reference: Sequence[PlanStep]) -> dict[str, str]:

@@ -47,8 +47,9 @@ class ScheduledEvent:
     (even for the oracle with the whole house present), else ""."""
     alternative: bool = True
     """For a blocking situation: whether the trial's present objects include one a person
-    would accept in each disabled object's role (another of its kind, or a stand-in the
-    judge accepts for the role's steps in the plan); see `runner.alternative_present`."""
+    would accept in each disabled object's role (another of its kind, or a kind the judge
+    accepts there) where the task can use it (a plate on the dining table, the table
+    beside the area); see `usable.alternatives`."""
     alternatives: tuple[str, ...] = ()
     """Those objects, by name (a reader of a miss sees what the oracle could have used)."""
 

@@ -14,12 +14,22 @@ from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld
 from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import keep_objects
+from cowp_ros.planning import PlanStep
 from cowp_ros.tasks import TaskSpec, get_task
 
 REPO = Path(__file__).resolve().parents[2]
 ANNOTATIONS = REPO / "benchmarks" / "annotations"
 DATASET = default_dataset_dir()
 PRESENT = ["cup_1", "faucet_1", "table_1", "bowl_1", "pan_1", "fork_1"]
+FILL_CUP_PLAN = (
+    PlanStep("find_faucet", ("faucet_1",)),
+    PlanStep("turnon_faucet", ("faucet_1",)),
+    PlanStep("find_cup", ("cup_1",)),
+    PlanStep("hold_cup", ("cup_1",)),
+    PlanStep("fill_cup", ("cup_1", "faucet_1")),
+    PlanStep("place_cup", ("cup_1", "table_1")),
+)
+"""fill_cup's closed-world plan over its own objects."""
 
 
 def fill_cup(present: list[str] | None = None) -> tuple[TaskSpec, PlanningTask, TaskAnnotation]:

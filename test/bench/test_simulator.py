@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from bench_fixtures import ANNOTATIONS, PRESENT, disables, fill_cup, situation, world
+from bench_fixtures import (
+    ANNOTATIONS,
+    FILL_CUP_PLAN,
+    PRESENT,
+    disables,
+    fill_cup,
+    situation,
+    world,
+)
 
 from cowp_ros.bench.annotations import Effect, Harm, SituationEffect, load_annotation
 from cowp_ros.bench.simulator import ScheduledEvent, TrialWorld
@@ -13,14 +21,7 @@ from cowp_ros.pddl.edits import keep_objects
 from cowp_ros.planning import PlanStep
 from cowp_ros.tasks import get_task
 
-PLAN = [
-    PlanStep("find_faucet", ("faucet_1",)),
-    PlanStep("turnon_faucet", ("faucet_1",)),
-    PlanStep("find_cup", ("cup_1",)),
-    PlanStep("hold_cup", ("cup_1",)),
-    PlanStep("fill_cup", ("cup_1", "faucet_1")),
-    PlanStep("place_cup", ("cup_1", "table_1")),
-]
+PLAN = list(FILL_CUP_PLAN)
 WITH_BOWL = [
     PlanStep("find_cup__cup_as_bowl", ("bowl_1",)),
     PlanStep("hold_cup__cup_as_bowl", ("bowl_1",)),
