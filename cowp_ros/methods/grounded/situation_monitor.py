@@ -351,7 +351,7 @@ class GroundedMonitor:
                     asked.append((role, need))
                     self._keep_needs(role, (known, need))
         if asked:
-            warm(self.model, self.task_description)
+            warm(self.model, self.task_description, self.examples)
         return tuple(_verdict(roles[role], "", one) for role, one in asked)
 
     def decide(

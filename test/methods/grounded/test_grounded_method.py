@@ -612,6 +612,28 @@ def test_a_restating_monitor_shares_one_prefix_with_its_restatements(fill) -> No
     assert RESTATED_EXAMPLES[: len(EXAMPLES)] == EXAMPLES
 
 
+def test_after_the_plan_a_restating_monitor_reads_its_own_prefix_again(fill) -> None:
+    # The prefix read after the roles' questions is the one the situation's questions
+    # will be asked after; reading the shorter one left the restatement's examples out
+    # of the server's prompt cache, and every first situation paid for them again.
+    _, task = fill
+
+    class WarmSpy(PrefixSpy):
+        def __init__(self) -> None:
+            super().__init__()
+            self.warmed: list[tuple[Example, ...]] = []
+
+        def warm(self, examples=(), question: str = "") -> float:
+            self.warmed.append(tuple(examples))
+            return 0.0
+
+    for monitor_of, examples in ((restating_monitor, RESTATED_EXAMPLES), (monitor_for, EXAMPLES)):
+        model = WarmSpy()
+        assert monitor_of(model).prepare(FILL_PLAN, task)
+        assert model.warmed == [examples]
+        assert set(model.prefixes) == {examples}
+
+
 def test_restate_is_a_switch_in_the_settings(tmp_path: Path) -> None:
     path = tmp_path / "grounded.yaml"
     path.write_text("models:\n  m: {restate: true}\n  default: {}\n")
