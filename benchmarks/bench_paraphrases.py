@@ -39,7 +39,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,8 @@ from cowp_ros.errors import CowpError
 from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.methods.grounded.method import GROUNDED_NAME
+from cowp_ros.methods.grounded.settings import GroundedSettings, default_config_path
 from cowp_ros.methods.paper.calibration.situations import load_benign_situations
 from cowp_ros.methods.registry import DEFAULT_METHOD, ReasonerContext, get_method
 from cowp_ros.pddl.edits import base_action_name
@@ -96,6 +98,9 @@ class Decided:
     model_seconds: float = 0.0
     wall_seconds: float = 0.0
     error: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+    """Each question's score (log-odds of the answer that blocks) by its kind: what
+    other thresholds would have decided is read from these without the model."""
 
 
 def commit() -> str:
@@ -166,7 +171,22 @@ def decide(monitors: TaskMonitors, item: Decided) -> None:
     item.wall_seconds = round(time.perf_counter() - started, 3)
     item.blocks = check.blocked is not None
     item.questions = len(check.verdicts)
+    item.scores = {
+        v.variant: round(v.score, 3)
+        for v in check.verdicts
+        if v.variant is not None and v.score is not None
+    }
     item.model_seconds = round(sum(v.seconds or 0.0 for v in check.verdicts), 3)
+
+
+def method_settings(method: str, model: str) -> dict[str, Any]:
+    """The grounded method's settings for `model` and the file they came from (the
+    figures depend on them: a settings file can switch restating on and move every
+    threshold); other methods keep their own settings elsewhere."""
+    if method != GROUNDED_NAME:
+        return {}
+    path = default_config_path()
+    return {"file": str(path), **asdict(GroundedSettings.for_model(model, path))}
 
 
 def items_of(
@@ -366,6 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "method": args.method,
             "model": name,
             "cached": not args.no_cache,
+            "settings": method_settings(args.method, name),
             "asked_ahead_seconds": monitors.prepared_seconds,
             "summary": summary,
             "items": [asdict(i) for i in items],

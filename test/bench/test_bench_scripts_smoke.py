@@ -228,7 +228,11 @@ def test_bench_paraphrases(tmp_path: Path) -> None:
     assert "| all | 8 |" in out
     kept = json.loads((tmp_path / "paraphrases.json").read_text())
     assert "bench_paraphrases.py --smoke" in kept["command"] and kept["commit"]
+    assert kept["settings"]["file"].endswith("grounded.yaml") and "restate" in kept["settings"]
     assert kept["split"] == "dev" and len(kept["items"]) == 12  # 2 canonical asked again
     assert "| canonical_again | 2 |" in out
     assert {i["kind"] for i in kept["items"]} >= {"canonical", "verb", "failed_action"}
     assert all(i["blocks"] is not None for i in kept["items"])
+    # each decision keeps its questions' scores, so other thresholds can be read off
+    assert all(len(i["scores"]) == i["questions"] > 0 for i in kept["items"])
+    assert {kind for i in kept["items"] for kind in i["scores"]} >= {"question", "state question"}
