@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from bench_decision_time import percentile
 from bench_grounded_thresholds import NEAR_MISSES, closed_world_plan
@@ -59,10 +59,11 @@ from cowp_ros.chaos.answers import SMOKE_HELP, answer_smoke_runs
 from cowp_ros.cli.llm import add_llm_arguments, settings_from_args
 from cowp_ros.cowp.ports import Monitor, MonitorPreparation
 from cowp_ros.cowp.situation import Situation
+from cowp_ros.cowp.wording import sentence
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.evaluation import default_dataset_dir
-from cowp_ros.llm.language_model import LanguageModel
+from cowp_ros.llm.language_model import Example, LanguageModel
 from cowp_ros.methods.grounded.method import GROUNDED_NAME
 from cowp_ros.methods.grounded.settings import GroundedSettings, default_config_path
 from cowp_ros.methods.paper.calibration.situations import load_benign_situations
@@ -72,6 +73,8 @@ from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 
 HERE = Path(__file__).resolve().parent
+RESTATE_ASKS = "Say it plainly: what is"
+"""The words of a restating monitor's restatement question (methods/grounded/questions.py)."""
 PARAPHRASES = {split: HERE / "paraphrases" / f"{split}.yaml" for split in ("dev", "test")}
 CANONICAL = "canonical"
 AGAIN = "canonical_again"
@@ -98,6 +101,8 @@ class Decided:
     model_seconds: float = 0.0
     wall_seconds: float = 0.0
     error: str = ""
+    restated: str = ""
+    """What a restating monitor read the situation as ("" where it did not restate)."""
     scores: dict[str, float] = field(default_factory=dict)
     """Each question's score (log-odds of the answer that blocks) by its kind: what
     other thresholds would have decided is read from these without the model."""
@@ -146,6 +151,32 @@ class TaskMonitors:
         return self._built[task_name]
 
 
+class CanonicalRestater:
+    """A STAND-IN for a stronger model's restatement, not a model: the restatement a
+    restating monitor asks for is the item's canonical sentence, every other question
+    goes to the real model. What the flips come to with it is how far a restater that
+    always finds the canonical state would take the method (`--restate-as-canonical`)."""
+
+    def __init__(self, model: LanguageModel) -> None:
+        self.model = model
+        self.canonical = ""
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        examples: Sequence[Example] = (),
+        max_tokens: int = 64,
+    ) -> str:
+        if RESTATE_ASKS in prompt and self.canonical:
+            return sentence(self.canonical) + "."
+        return self.model.complete(prompt, system=system, examples=examples, max_tokens=max_tokens)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self.model, attribute)
+
+
 def step_of(task_name: str, steps: Sequence[str]) -> str:
     """The first of `steps` the closed-world plan has (a situation is raised before it)."""
     actions = [base_action_name(s.action) for s in closed_world_plan(task_name)[1]]
@@ -171,6 +202,9 @@ def decide(monitors: TaskMonitors, item: Decided) -> None:
     item.wall_seconds = round(time.perf_counter() - started, 3)
     item.blocks = check.blocked is not None
     item.questions = len(check.verdicts)
+    decisions = getattr(monitor, "decisions", None)
+    if decisions:
+        item.restated = getattr(decisions[-1], "restated", "")
     item.scores = {
         v.variant: round(v.score, 3)
         for v in check.verdicts
@@ -330,6 +364,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="ask each canonical sentence once more at the end, with fresh reasoners: its "
         "own flip rate is the run-to-run floor under the rewordings'",
     )
+    parser.add_argument(
+        "--restate-as-canonical",
+        action="store_true",
+        help="a STAND-IN for a stronger restater, not a model: a restating monitor's "
+        "restatement is the group's canonical sentence (set restate: true in the "
+        "method's settings); the other questions go to the model",
+    )
     parser.add_argument("--limit", type=int, help="only the first N groups")
     parser.add_argument("--json", type=Path, help="write the items and the summary here")
     parser.add_argument(
@@ -359,9 +400,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.ExitStack() as stack:
             if args.smoke:
                 answer_smoke_runs(args, stack)
-            with open_model(settings_from_args(args)) as model:
+            with open_model(settings_from_args(args)) as opened:
+                restater = CanonicalRestater(opened) if args.restate_as_canonical else None
+                model = cast(LanguageModel, restater or opened)
                 monitors = TaskMonitors(args.method, model)
+                canonical_of = {(i.task, i.group): i.text for i in items if i.kind == CANONICAL}
                 for item in items:
+                    if restater is not None:
+                        restater.canonical = canonical_of[(item.task, item.group)]
                     decide(monitors, item)
                     print(line_of(item))
                 if args.again:
@@ -386,6 +432,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "method": args.method,
             "model": name,
             "cached": not args.no_cache,
+            "restatements": "STAND-IN: each group's canonical sentence"
+            if args.restate_as_canonical
+            else "the model's",
             "settings": method_settings(args.method, name),
             "asked_ahead_seconds": monitors.prepared_seconds,
             "summary": summary,

@@ -236,3 +236,25 @@ def test_bench_paraphrases(tmp_path: Path) -> None:
     # each decision keeps its questions' scores, so other thresholds can be read off
     assert all(len(i["scores"]) == i["questions"] > 0 for i in kept["items"])
     assert {kind for i in kept["items"] for kind in i["scores"]} >= {"question", "state question"}
+
+
+def test_bench_paraphrases_restating_as_the_canonical_sentence_is_a_labelled_stand_in(
+    tmp_path: Path,
+) -> None:
+    settings = tmp_path / "grounded.yaml"
+    settings.write_text("models:\n  default: {restate: true, world_threshold: 2.0}\n")
+    smoke(
+        "bench_paraphrases.py",
+        tmp_path,
+        "--restate-as-canonical",
+        "--json",
+        "stand_in.json",
+        env={"COWP_GROUNDED_CONFIG": str(settings)},
+    )
+    kept = json.loads((tmp_path / "stand_in.json").read_text())
+    assert kept["restatements"].startswith("STAND-IN") and kept["settings"]["restate"] is True
+    canonical = {i["group"]: i["text"] for i in kept["items"] if i["kind"] == "canonical"}
+    about_objects = [i for i in kept["items"] if "question" in i["scores"]]
+    assert len(about_objects) >= 8
+    for item in about_objects:  # every object decision read its group's canonical state
+        assert item["restated"].lower() == canonical[item["group"]].rstrip(".").lower()
