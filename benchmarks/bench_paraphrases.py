@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from bench_decision_time import percentile
 from bench_grounded_thresholds import NEAR_MISSES, closed_world_plan
@@ -63,7 +63,8 @@ from cowp_ros.cowp.wording import sentence
 from cowp_ros.errors import CowpError
 from cowp_ros.llm.endpoint import open_model
 from cowp_ros.llm.evaluation import default_dataset_dir
-from cowp_ros.llm.language_model import Example, LanguageModel
+from cowp_ros.llm.forwarding import ForwardingModel
+from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.methods.grounded.method import GROUNDED_NAME
 from cowp_ros.methods.grounded.settings import GroundedSettings, default_config_path
 from cowp_ros.methods.paper.calibration.situations import load_benign_situations
@@ -151,30 +152,20 @@ class TaskMonitors:
         return self._built[task_name]
 
 
-class CanonicalRestater:
+class CanonicalRestater(ForwardingModel):
     """A STAND-IN for a stronger model's restatement, not a model: the restatement a
     restating monitor asks for is the item's canonical sentence, every other question
     goes to the real model. What the flips come to with it is how far a restater that
     always finds the canonical state would take the method (`--restate-as-canonical`)."""
 
     def __init__(self, model: LanguageModel) -> None:
-        self.model = model
+        super().__init__(model)
         self.canonical = ""
 
-    def complete(
-        self,
-        prompt: str,
-        *,
-        system: str | None = None,
-        examples: Sequence[Example] = (),
-        max_tokens: int = 64,
-    ) -> str:
+    def complete(self, prompt: str, **options: Any) -> str:
         if RESTATE_ASKS in prompt and self.canonical:
             return sentence(self.canonical) + "."
-        return self.model.complete(prompt, system=system, examples=examples, max_tokens=max_tokens)
-
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self.model, attribute)
+        return super().complete(prompt, **options)
 
 
 def step_of(task_name: str, steps: Sequence[str]) -> str:
@@ -402,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 answer_smoke_runs(args, stack)
             with open_model(settings_from_args(args)) as opened:
                 restater = CanonicalRestater(opened) if args.restate_as_canonical else None
-                model = cast(LanguageModel, restater or opened)
+                model: LanguageModel = restater or opened
                 monitors = TaskMonitors(args.method, model)
                 canonical_of = {(i.task, i.group): i.text for i in items if i.kind == CANONICAL}
                 for item in items:
