@@ -66,7 +66,7 @@ waits make that happen within WAKE_S instead of at the planner's deadline."""
 @dataclass
 class Running:
     """A planner process started by `start_with_deadline`, not yet waited for: its
-    output goes to unnamed temporary files (a pipe nobody reads while the caller
+    output goes to unnamed files in its folder (a pipe nobody reads while the caller
     parses the task would stall a planner that prints more than the pipe holds)."""
 
     proc: subprocess.Popen[bytes]
@@ -111,8 +111,10 @@ def start_with_deadline(
     }
     deadline = time.monotonic() + timeout_s
     with contextlib.ExitStack() as opened:  # closed again if the start fails
-        stdout = opened.enter_context(tempfile.TemporaryFile())
-        stderr = opened.enter_context(tempfile.TemporaryFile())
+        # in the planner's own folder: a benchmark method's process may not open the
+        # shared temporary folder, which holds the run's sealed ones (bench/seal.py)
+        stdout = opened.enter_context(tempfile.TemporaryFile(dir=cwd))
+        stderr = opened.enter_context(tempfile.TemporaryFile(dir=cwd))
         proc = subprocess.Popen(
             list(command), cwd=cwd, env=env, stdout=stdout, stderr=stderr, start_new_session=True
         )
