@@ -218,6 +218,7 @@ def main() -> int:
     if not root.is_dir():
         raise SystemExit(f"{root}: no such folder (make setup unpacks the pddl package's)")
     names = args.domains.split(",") if args.domains else list(suite)
+    load_at_start = os.getloadavg()[0]
     rows: list[dict[str, Any]] = []
     print(f"{'problem':52s} {'cowp':>8s} {'FD':>8s} {'ratio':>6s}  outcome")
     for name in names:
@@ -275,7 +276,7 @@ def main() -> int:
             else f"the pddl package's source distribution, tests/fixtures ({root.name})",
             "commit": _commit(),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
-            f"load {os.getloadavg()[0]:.2f}",
+            f"load {load_at_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end",
             "timeout_s": args.timeout,
             "repeat": args.repeat,
             "planner": args.planner or "default",

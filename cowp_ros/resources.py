@@ -16,6 +16,9 @@ from cowp_ros.errors import CowpError
 
 PACKAGE = "cowp_ros"
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
+TASKS_ENV = "COWP_TASKS"
+"""Task registries added to the shipped one (`tasks/sources.py`), named here, where
+`cowp plan --help` reads it without importing the registry."""
 
 
 @cache

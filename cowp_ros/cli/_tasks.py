@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl import PlanningTask
-from cowp_ros.pddl.edits import base_action_name
-from cowp_ros.tasks import TaskSpec, get_task
-from cowp_ros.tasks.adhoc import adhoc_task
-from cowp_ros.tasks.sources import TASKS_ENV, add_task_files
+from cowp_ros.resources import TASKS_ENV
 
-if TYPE_CHECKING:  # the loop's modules cost `cowp plan` 60 ms to import, for a type
+if TYPE_CHECKING:  # the loop's modules cost `cowp plan` 60 ms to import, for a type;
+    # the registry and the pddl library are imported once `cowp plan` has started its
+    # planner on the files (`plan.py`), so that they import while it plans
     from cowp_ros.cowp.schedule import ScheduledSituation
+    from cowp_ros.pddl import PlanningTask
+    from cowp_ros.tasks import TaskSpec
 
 
 def add_tasks_argument(parser: argparse.ArgumentParser) -> None:
@@ -46,12 +46,20 @@ def add_adhoc_arguments(parser: argparse.ArgumentParser) -> None:
 
 def apply_tasks(args: argparse.Namespace) -> None:
     """Add the `--tasks` registries (checked) for this process and the nodes it starts."""
+    from cowp_ros.tasks.sources import add_task_files
+
     add_task_files(getattr(args, "tasks", None) or [])
 
 
-def task_from_args(args: argparse.Namespace) -> tuple[TaskSpec, PlanningTask]:
+def task_from_args(
+    args: argparse.Namespace, texts: tuple[str, str] | None = None
+) -> tuple[TaskSpec, PlanningTask]:
     """The task the command line names, with its PDDL read (a missing or broken file is
-    said now, before a model or a node starts)."""
+    said now, before a model or a node starts). `texts`: the text of `--domain` and
+    `--problem`, read already."""
+    from cowp_ros.tasks import get_task
+    from cowp_ros.tasks.adhoc import adhoc_task
+
     apply_tasks(args)
     domain, problem = getattr(args, "domain", None), getattr(args, "problem", None)
     if domain or problem:
@@ -62,14 +70,13 @@ def task_from_args(args: argparse.Namespace) -> tuple[TaskSpec, PlanningTask]:
             )
         if not (domain and problem):
             raise CowpError("--domain and --problem go together", hint="give both files")
-        spec = adhoc_task(domain, problem, getattr(args, "description", None))
-    else:
-        if not args.task:
-            raise CowpError(
-                "no task given",
-                hint="name a task (cowp plan --help lists them), or give --domain D --problem P",
-            )
-        spec = get_task(args.task)
+        return adhoc_task(domain, problem, getattr(args, "description", None), texts)
+    if not args.task:
+        raise CowpError(
+            "no task given",
+            hint="name a task (cowp plan --help lists them), or give --domain D --problem P",
+        )
+    spec = get_task(args.task)
     return spec, spec.load()
 
 
@@ -78,6 +85,8 @@ def check_schedule(
 ) -> None:
     """Refuse an `--at` that cannot come: an action the domain does not have, or a step
     beyond the closed-world plan (`plan_length`, when known)."""
+    from cowp_ros.pddl.edits import base_action_name
+
     actions = sorted(task.actions)
     for scheduled in schedule:
         if scheduled.at_action is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import sys
@@ -34,7 +35,12 @@ from pddl.parser.problem import ProblemTransformer
 from cowp_ros.errors import CowpError
 from cowp_ros.limits import MAX_PDDL_BYTES, LimitError, check_size, read_regular_file
 from cowp_ros.pddl.formulas import conjuncts_of
-from cowp_ros.pddl.reader import PddlSyntaxError, normalize_domain, normalize_problem
+from cowp_ros.pddl.reader import (
+    PddlSyntaxError,
+    blank_comments,
+    normalize_domain,
+    normalize_problem,
+)
 from cowp_ros.pddl.syntax_errors import explain
 
 ROOT_TYPE = "object"
@@ -102,8 +108,15 @@ class PlanningTask:
     # ---- reading -------------------------------------------------------------------
 
     @classmethod
-    def load(cls, domain_path: Path | str, problem_path: Path | str) -> PlanningTask:
+    def load(
+        cls,
+        domain_path: Path | str,
+        problem_path: Path | str,
+        texts: tuple[str, str] | None = None,
+    ) -> PlanningTask:
         """Parse a domain and a problem file; a failure names the file and the reason.
+        `texts`: the two files' text, read already (`cowp plan` gives Fast Downward the
+        same text it checks).
 
         Texts parsed before (the same paths holding the same text) are not parsed
         again: a command that loads its task to check it and then to plan pays once
@@ -111,8 +124,11 @@ class PlanningTask:
         never answered from the cache, however fast it was rewritten.
         """
         domain_path, problem_path = Path(domain_path), Path(problem_path)
-        domain_text = _read(domain_path)
-        problem_text = _read(problem_path)
+        if texts is None:
+            domain_text, problem_text = _read(domain_path), _read(problem_path)
+        else:
+            domain_text = check_size(texts[0], MAX_PDDL_BYTES, f"PDDL file {domain_path}")
+            problem_text = check_size(texts[1], MAX_PDDL_BYTES, f"PDDL file {problem_path}")
         key = (str(domain_path), str(problem_path), domain_text, problem_text)
         if key in _loaded:
             return _loaded[key]
@@ -395,21 +411,18 @@ def _read(path: Path) -> str:
 
 
 def _check_nesting(text: str, source: str) -> None:
-    """Refuse text whose parentheses nest deeper than `MAX_NESTING` (comments skipped)."""
-    depth = deepest = 0
-    for line in text.splitlines():
-        for char in line.split(";", 1)[0]:
-            if char == "(":
-                depth += 1
-                deepest = max(deepest, depth)
-            elif char == ")":
-                depth -= 1
-        if deepest > MAX_NESTING:
-            raise PddlLoadError(
-                f"cannot parse {source}: parentheses nested more than {MAX_NESTING} deep",
-                hint="real domains and problems nest a few levels; this one is not PDDL "
-                "written by hand or by cowp_ros",
-            )
+    """Refuse text whose parentheses nest deeper than `MAX_NESTING` (comments skipped).
+    The parentheses alone are walked: a large problem is mostly words."""
+    parens = _NOT_A_PAREN.sub("", blank_comments(text))
+    if parens and max(itertools.accumulate(1 if p == "(" else -1 for p in parens)) > MAX_NESTING:
+        raise PddlLoadError(
+            f"cannot parse {source}: parentheses nested more than {MAX_NESTING} deep",
+            hint="real domains and problems nest a few levels; this one is not PDDL "
+            "written by hand or by cowp_ros",
+        )
+
+
+_NOT_A_PAREN = re.compile(r"[^()]+")
 
 
 @cache

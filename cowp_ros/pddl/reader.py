@@ -21,6 +21,7 @@ keeping every line where it was so that its errors still point at the user's lin
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -85,6 +86,12 @@ IMPLIED = (
 the library when the text does not declare them (`hidden`)."""
 
 _TOKEN = re.compile(r"[()]|[^\s()]+")
+_CANDIDATE = re.compile(
+    "(?<![^\\s()])(?:"
+    + "|".join(re.escape(w) for w in sorted([*UNSUPPORTED, "increase"], key=len, reverse=True))
+    + ")(?![^\\s()])"
+)
+"""A whole token that `_refuse_unsupported` may refuse."""
 
 
 def blank_comments(text: str) -> str:
@@ -112,34 +119,57 @@ def normalize_domain(text: str, source: str) -> Normalized:
 
 
 def normalize_problem(text: str, source: str) -> str:
-    """A problem's text as the `pddl` library reads it."""
+    """A problem's text as the `pddl` library reads it.
+
+    A problem is most of a large task's text (IPC's nomystery: 110 KB of facts), so
+    its words are not made tokens one by one: a pattern finds the few that may be
+    refused (`_refuse_unsupported` judges those as it judges every domain token)."""
     clean = blank_comments(text).lower()
-    _refuse_unsupported(list(tokens(clean)), source)
+    line, last = 1, 0
+    for match in _CANDIDATE.finditer(clean):
+        line += clean.count("\n", last, match.start())
+        last = match.start()
+        before = match.start() - 1
+        while before >= 0 and clean[before].isspace():
+            before -= 1
+        context = [Token(clean[before] if before >= 0 else "", before, line)]
+        context.append(Token(match.group(0), match.start(), line))
+        for word in itertools.islice(_TOKEN.finditer(clean, match.end()), 3):
+            below = line + clean.count("\n", match.start(), word.start())
+            context.append(Token(word.group(0), word.start(), below))
+        _judge(context, 1, source)
     return clean
 
 
 def _refuse_unsupported(toks: list[Token], source: str) -> None:
-    for index, tok in enumerate(toks):
-        after_paren = index > 0 and toks[index - 1].text == "("
-        what = UNSUPPORTED.get(tok.text)
-        if what and (after_paren or tok.text.startswith(":")):
+    for index in range(len(toks)):
+        _judge(toks, index, source)
+
+
+def _judge(toks: list[Token], index: int, source: str) -> None:
+    """Refuse `toks[index]` when it heads a construct outside the fragment (the token
+    before it and the three after it say)."""
+    tok = toks[index]
+    after_paren = index > 0 and toks[index - 1].text == "("
+    what = UNSUPPORTED.get(tok.text)
+    if what and (after_paren or tok.text.startswith(":")):
+        raise PddlSyntaxError(
+            f"{source}, line {tok.line}: ({tok.text} ...) is {what}, which this "
+            "project does not plan with",
+            hint="classical PDDL plans here: STRIPS, typing, negation, equality, "
+            "quantified and conditional formulas, action costs",
+        )
+    if tok.text == "increase" and after_paren:
+        target = [t.text for t in toks[index + 1 : index + 4]]
+        if target != ["(", "total-cost", ")"]:
+            shown = " ".join(target).replace("( ", "(").replace(" )", ")")
             raise PddlSyntaxError(
-                f"{source}, line {tok.line}: ({tok.text} ...) is {what}, which this "
-                "project does not plan with",
-                hint="classical PDDL plans here: STRIPS, typing, negation, equality, "
-                "quantified and conditional formulas, action costs",
+                f"{source}, line {tok.line}: (increase {shown} ...) changes "
+                "a numeric fluent other than (total-cost), which this project does not "
+                "plan with",
+                hint="action costs are (increase (total-cost) N) or "
+                "(increase (total-cost) (cost-function ?x ...))",
             )
-        if tok.text == "increase" and after_paren:
-            target = [t.text for t in toks[index + 1 : index + 4]]
-            if target != ["(", "total-cost", ")"]:
-                shown = " ".join(target).replace("( ", "(").replace(" )", ")")
-                raise PddlSyntaxError(
-                    f"{source}, line {tok.line}: (increase {shown} ...) changes "
-                    "a numeric fluent other than (total-cost), which this project does not "
-                    "plan with",
-                    hint="action costs are (increase (total-cost) N) or "
-                    "(increase (total-cost) (cost-function ?x ...))",
-                )
 
 
 def _section(toks: list[Token], keyword: str, source: str) -> tuple[int, int] | None:

@@ -19,22 +19,44 @@ with action costs either search reads the costs (`cost_type=plusone`, as LAMA's 
 iterations do), so that its heuristics prefer cheap actions (lama-first itself counts
 every action as one); a greedy search promises no cheapest plan (benchmarks/results/ipc
 gives the costs beside lama-first's).
+
+Started early: `cowp plan --domain D --problem P` starts Fast Downward on the files'
+text as its user wrote it (`start_on_text`) before the project's modules and the `pddl`
+library are imported and the task parsed and checked, so that the two run side by side
+on a two-core machine; `solve(task, started=...)` then checks the task as it always does
+(refused: the run is stopped, nothing left running) and takes the run's answer. What
+decides is the text alone, never which side ended first: a text Fast Downward refuses
+(a requirement it does not read, which the project's reader leaves out) is planned
+again as the `pddl` library writes it back, and a cost type guessed wrongly from the
+text is planned again with the task's own.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cowp_ros.limits import MAX_GROUND_ACTIONS, PLANNER_MEMORY_MB
-from cowp_ros.pddl import PlanningTask
-from cowp_ros.planning.budget import check_grounding, out_of_memory_message
 from cowp_ros.planning.lifeline import MODULE, STDIN, THEN
 from cowp_ros.planning.planner import DEFAULT_TIMEOUT_S, PlannerError, archive_planner_input
-from cowp_ros.planning.process import guarded, run_with_deadline, tail
+from cowp_ros.planning.process import (
+    ProcessOutcome,
+    Running,
+    guarded,
+    start_with_deadline,
+    stop,
+    tail,
+    wait_for,
+)
 from cowp_ros.planning.result import PlanResult, PlanStatus, PlanStep
+
+if TYPE_CHECKING:  # the pddl library and lark cost `cowp plan` 50 ms to import, and a
+    # plan started on the files' text runs while they import (`start_on_text`)
+    from cowp_ros.pddl import PlanningTask
 
 _LAMA_HEURISTICS = (
     "let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
@@ -66,6 +88,9 @@ UNSOLVABLE = {10, 11, 12}  # translator proved it; search proved it; incomplete 
 OUT_OF_TIME = {21, 23}  # translator, search
 OUT_OF_MEMORY = {20, 22, 24}  # translator, search, search out of memory and time
 TRANSLATOR_CRASH = 1  # an uncaught exception (the driver calls it 30)
+ANSWERS = {SOLVED, *UNSOLVABLE, *OUT_OF_TIME, *OUT_OF_MEMORY}
+"""Exit codes that answer the task; any other (an input Fast Downward refuses, a
+crash) is not an answer about the task itself."""
 
 
 def driver_path() -> Path | None:
@@ -120,46 +145,110 @@ class FastDownwardPlanner:
         self.memory_mb = memory_mb
         self.max_ground_actions = max_ground_actions
 
-    def solve(self, task: PlanningTask, timeout_s: float = DEFAULT_TIMEOUT_S) -> PlanResult:
-        start = time.perf_counter()
-        check_grounding(task, self.max_ground_actions)
-        with tempfile.TemporaryDirectory(prefix="cowp_fd_") as tmp:
-            workdir = Path(tmp)
-            domain_path, problem_path = task.write(workdir, check=False)
+    def start_on_text(
+        self, domain_text: str, problem_text: str, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> StartedPlan:
+        """Start planning on a domain's and a problem's text as its user wrote them,
+        before this project has parsed or checked them: `solve(task, started=...)`
+        then checks the task parsed from the same text while Fast Downward translates
+        and searches on the other core, and refuses as it always does (the planner
+        stopped) or takes its answer. `cowp plan --domain D --problem P` starts so."""
+        costs = "total-cost" in _COMMENT.sub("", domain_text).lower()
+        cost_type = "plusone" if costs else "one"
+        return StartedPlan(self._start(domain_text, problem_text, cost_type, timeout_s), cost_type)
+
+    def _start(self, domain_text: str, problem_text: str, cost_type: str, timeout_s: float) -> _Run:
+        """Write the texts into a fresh folder and start the translator and the search
+        on them, under the lifeline, the memory cap and `timeout_s`."""
+        started = time.perf_counter()
+        folder = tempfile.TemporaryDirectory(prefix="cowp_fd_")
+        try:
+            workdir = Path(folder.name)
+            domain_path, problem_path = workdir / "domain.pddl", workdir / "problem.pddl"
+            domain_path.write_text(domain_text)
+            problem_path.write_text(problem_text)
             archive_planner_input(domain_path, problem_path)
-            plan_path = workdir / "plan.txt"
             written = time.perf_counter()
-            remaining = max(0.1, timeout_s - (written - start))
-            cost_type = "plusone" if task.has_action_costs else "one"
-            search = self.search or self.template.format(cost=cost_type)
-            outcome = run_with_deadline(
-                guarded(
-                    [
-                        # in the guard's own process: one interpreter start fewer
-                        MODULE,
-                        "fast_downward.translate",
-                        str(domain_path),
-                        str(problem_path),
-                        "--sas-file",
-                        str(workdir / "output.sas"),
-                        THEN,
-                        STDIN,
-                        str(workdir / "output.sas"),
-                        str(self.bin / "downward"),
-                        "--search",
-                        search,
-                        "--internal-plan-file",
-                        str(plan_path),
-                    ]
-                ),
-                remaining,
+            running = start_with_deadline(
+                self._command(workdir, cost_type),
+                max(0.1, timeout_s - (written - started)),
                 workdir,
                 memory_mb=self.memory_mb,
                 env={"PYTHONPATH": str(self.bin)},
             )
-            plan_text = plan_path.read_text() if plan_path.is_file() else ""
-        seconds = time.perf_counter() - start
-        extra = {"write_s": written - start, "exit_code": outcome.returncode}
+        except BaseException:
+            folder.cleanup()
+            raise
+        return _Run(folder, running, started, written)
+
+    def _command(self, workdir: Path, cost_type: str) -> list[str]:
+        sas = str(workdir / "output.sas")
+        return guarded(
+            [
+                # in the guard's own process: one interpreter start fewer
+                MODULE,
+                "fast_downward.translate",
+                str(workdir / "domain.pddl"),
+                str(workdir / "problem.pddl"),
+                "--sas-file",
+                sas,
+                THEN,
+                STDIN,
+                sas,
+                str(self.bin / "downward"),
+                "--search",
+                self.search or self.template.format(cost=cost_type),
+                "--internal-plan-file",
+                str(workdir / "plan.txt"),
+            ]
+        )
+
+    def solve(
+        self,
+        task: PlanningTask,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        *,
+        started: StartedPlan | None = None,
+    ) -> PlanResult:
+        """Plan for `task`; with `started` (`start_on_text` on the text `task` was
+        parsed from), check `task` and take that run's answer: the task as its user
+        wrote it goes to Fast Downward, and only when Fast Downward refuses that text (a
+        requirement it does not read, which the project's reader leaves out) is the
+        task written back by the `pddl` library and planned again, in the time left."""
+        from cowp_ros.planning.budget import check_grounding
+
+        begun = started.run.started if started is not None else time.perf_counter()
+        cost_type = "plusone" if task.has_action_costs else "one"
+        try:
+            check_grounding(task, self.max_ground_actions)
+        except BaseException:
+            if started is not None:
+                started.stop()
+            raise
+        if started is not None:
+            if started.cost_type == cost_type:
+                outcome, plan_text = started.wait()
+                if outcome.timed_out or outcome.returncode in ANSWERS:
+                    return self._answer(task, timeout_s, begun, started.run, outcome, plan_text)
+            started.stop()
+        left = timeout_s - (time.perf_counter() - begun)
+        run = self._start(task.domain_text(), task.problem_text(), cost_type, left)
+        outcome, plan_text = run.wait()
+        return self._answer(task, timeout_s, begun, run, outcome, plan_text)
+
+    def _answer(
+        self,
+        task: PlanningTask,
+        timeout_s: float,
+        begun: float,
+        run: _Run,
+        outcome: ProcessOutcome,
+        plan_text: str,
+    ) -> PlanResult:
+        from cowp_ros.planning.budget import out_of_memory_message
+
+        seconds = time.perf_counter() - begun
+        extra = {"write_s": run.written - run.started, "exit_code": outcome.returncode}
         if outcome.timed_out or outcome.returncode in OUT_OF_TIME:
             return PlanResult(
                 PlanStatus.TIMEOUT, self.name, seconds, detail=f"no answer in {timeout_s:g} s"
@@ -188,6 +277,58 @@ class FastDownwardPlanner:
         if cost is not None and task.has_action_costs:
             extra["cost"] = cost
         return PlanResult(PlanStatus.FOUND, self.name, seconds, steps, extra=extra)
+
+
+_COMMENT = re.compile(r";[^\n]*")
+
+
+class _Run:
+    """Fast Downward running in a temporary folder of its own."""
+
+    def __init__(
+        self,
+        folder: tempfile.TemporaryDirectory[str],
+        running: Running,
+        started: float,
+        written: float,
+    ) -> None:
+        self.folder = folder
+        self.running = running
+        self.started = started
+        self.written = written
+
+    def wait(self) -> tuple[ProcessOutcome, str]:
+        """Its outcome and the plan it wrote (empty: none); the folder is removed."""
+        try:
+            outcome = wait_for(self.running)
+            plan_path = Path(self.folder.name) / "plan.txt"
+            plan_text = plan_path.read_text() if plan_path.is_file() else ""
+        finally:
+            self.folder.cleanup()
+        return outcome, plan_text
+
+    def stop(self) -> None:
+        """Kill it whole (translator and search) and remove its folder."""
+        try:
+            stop(self.running)
+        finally:
+            self.folder.cleanup()
+
+
+class StartedPlan:
+    """A plan started on a task's text before the task was parsed (`start_on_text`):
+    `solve(task, started=...)` takes it over; `stop()` ends it (kept safe to call
+    again), as a command does whatever happened in between."""
+
+    def __init__(self, run: _Run, cost_type: str) -> None:
+        self.run = run
+        self.cost_type = cost_type
+
+    def wait(self) -> tuple[ProcessOutcome, str]:
+        return self.run.wait()
+
+    def stop(self) -> None:
+        self.run.stop()
 
 
 def _plan_cost(plan_text: str) -> int | None:

@@ -7,11 +7,13 @@ import itertools
 import os
 import shutil
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from cowp_ros.errors import CowpError
-from cowp_ros.pddl import PlanningTask
 from cowp_ros.planning.result import PlanResult
+
+if TYPE_CHECKING:  # a type: the pddl library is not imported to start a planner
+    from cowp_ros.pddl import PlanningTask
 
 DEFAULT_TIMEOUT_S = 60.0
 ARCHIVE_ENV = "COWP_PDDL_ARCHIVE"

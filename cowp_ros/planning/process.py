@@ -6,6 +6,9 @@ in its own process group, and the whole group is killed when the deadline passes
 when the caller is interrupted (Ctrl-C, SIGTERM): the caller never waits for a search
 it no longer wants. And when the caller dies without a chance to clean up, the
 planner's lifeline (`lifeline.py`) ends the group and removes its temporary folder.
+A planner can also be started and waited for later (`start_with_deadline`, `wait_for`,
+`stop`), so that the caller works on the task meanwhile (`cowp plan` parses and checks
+it while Fast Downward starts on its text).
 """
 
 from __future__ import annotations
@@ -13,13 +16,16 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from cowp_ros.planning import lifeline
 
@@ -57,14 +63,32 @@ interrupt the main thread's blocking wait: only Python, running again, raises it
 waits make that happen within WAKE_S instead of at the planner's deadline."""
 
 
-def run_with_deadline(
+@dataclass
+class Running:
+    """A planner process started by `start_with_deadline`, not yet waited for: its
+    output goes to unnamed files in its folder (a pipe nobody reads while the caller
+    parses the task would stall a planner that prints more than the pipe holds)."""
+
+    proc: subprocess.Popen[bytes]
+    deadline: float
+    stdout: IO[bytes]
+    stderr: IO[bytes]
+    exited: int | None = None
+    """A descriptor that becomes readable when the process ends (Linux's pidfd), so
+    that the wait wakes at once: `Popen.wait(timeout)` polls, sleeping up to 50 ms
+    between looks, which is half of a small plan's time. None: polled."""
+
+
+def start_with_deadline(
     command: Sequence[str],
     timeout_s: float,
     cwd: Path,
     memory_mb: int = 0,
     env: Mapping[str, str] | None = None,
-) -> ProcessOutcome:
-    """Run `command` in `cwd`; kill its whole process group after `timeout_s` seconds.
+) -> Running:
+    """Start `command` in `cwd` in its own session, to be waited for by `wait_for`
+    (which kills its whole process group `timeout_s` seconds from now) or stopped by
+    `stop`; `run_with_deadline` does both.
 
     `memory_mb` (0: none) caps the process's address space (RLIMIT_AS), set as soon as
     it exists, before it has started a child or allocated much: its children inherit
@@ -86,33 +110,96 @@ def run_with_deadline(
         lifeline.MEMORY_ENV: str(max(0, memory_mb)),
     }
     deadline = time.monotonic() + timeout_s
-    with subprocess.Popen(
-        list(command),
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as proc:
+    with contextlib.ExitStack() as opened:  # closed again if the start fails
+        # in the planner's own folder: a benchmark method's process may not open the
+        # shared temporary folder, which holds the run's sealed ones (bench/seal.py)
+        stdout = opened.enter_context(tempfile.TemporaryFile(dir=cwd))
+        stderr = opened.enter_context(tempfile.TemporaryFile(dir=cwd))
+        proc = subprocess.Popen(
+            list(command), cwd=cwd, env=env, stdout=stdout, stderr=stderr, start_new_session=True
+        )
+        opened.pop_all()  # the Running holds them now
+    running = Running(proc, deadline, stdout, stderr)
+    try:
+        _cap_memory(proc.pid, memory_mb)
+        with contextlib.suppress(AttributeError, OSError):  # not Linux 5.3 or later
+            running.exited = os.pidfd_open(proc.pid)
+    except BaseException:
+        stop(running)
+        raise
+    return running
+
+
+def wait_for(running: Running) -> ProcessOutcome:
+    """Wait for a started planner until its deadline, then kill its group; a Ctrl-C or
+    SIGTERM (Terminated) while waiting stops it too, then goes on up."""
+    proc = running.proc
+    try:
+        while True:
+            left = running.deadline - time.monotonic()
+            if left <= 0:
+                _kill_group(proc)
+                proc.wait()
+                return _outcome(running, None)
+            if _ended(running, min(WAKE_S, left)):
+                break
+    except BaseException:  # Ctrl-C, SIGTERM (Terminated): stop the search, then go
+        stop(running)
+        raise
+    return _outcome(running, proc.returncode)
+
+
+def _ended(running: Running, timeout_s: float) -> bool:
+    """Whether the process ended (and was reaped) within `timeout_s`."""
+    if running.exited is None:
         try:
-            _cap_memory(proc.pid, memory_mb)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    _kill_group(proc)
-                    stdout, stderr = proc.communicate()
-                    return ProcessOutcome(None, stdout, stderr)
-                try:  # retrying communicate() after its timeout loses no output
-                    stdout, stderr = proc.communicate(timeout=min(WAKE_S, left))
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        except BaseException:  # Ctrl-C, SIGTERM (Terminated): stop the search, then go
-            _kill_group(proc)
-            proc.wait()
-            raise
-        return ProcessOutcome(proc.returncode, stdout, stderr)
+            running.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    ready, _, _ = select.select([running.exited], [], [], timeout_s)
+    if not ready:
+        return False
+    running.proc.wait()
+    return True
+
+
+def _close(running: Running) -> None:
+    running.stdout.close()
+    running.stderr.close()
+    if running.exited is not None:
+        os.close(running.exited)
+        running.exited = None
+
+
+def stop(running: Running) -> None:
+    """Kill a started planner's whole group and wait for it (nothing is left running);
+    its output is dropped. Stopping one that has ended does nothing more."""
+    if running.proc.returncode is None:  # not reaped: its group id is still its own
+        _kill_group(running.proc)
+        running.proc.wait()
+    _close(running)
+
+
+def _outcome(running: Running, returncode: int | None) -> ProcessOutcome:
+    texts = []
+    for output in (running.stdout, running.stderr):
+        output.seek(0)
+        texts.append(output.read().decode("utf-8", errors="replace"))
+    _close(running)
+    return ProcessOutcome(returncode, texts[0], texts[1])
+
+
+def run_with_deadline(
+    command: Sequence[str],
+    timeout_s: float,
+    cwd: Path,
+    memory_mb: int = 0,
+    env: Mapping[str, str] | None = None,
+) -> ProcessOutcome:
+    """Run `command` in `cwd`; kill its whole process group after `timeout_s` seconds
+    (`start_with_deadline` says what the arguments do)."""
+    return wait_for(start_with_deadline(command, timeout_s, cwd, memory_mb, env))
 
 
 def _cap_memory(pid: int, memory_mb: int) -> None:
@@ -126,7 +213,7 @@ def _cap_memory(pid: int, memory_mb: int) -> None:
         resource.prlimit(pid, resource.RLIMIT_AS, (limit, hard))
 
 
-def _kill_group(proc: subprocess.Popen[str]) -> None:
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # it ended just now
         os.killpg(proc.pid, signal.SIGKILL)
 

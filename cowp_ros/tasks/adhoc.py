@@ -22,8 +22,15 @@ def _task_name(text: str) -> str:
     return name[:60]
 
 
-def adhoc_task(domain: str, problem: str, description: str | None = None) -> TaskSpec:
-    """A task from a domain and a problem file, with no registry entry.
+def adhoc_task(
+    domain: str,
+    problem: str,
+    description: str | None = None,
+    texts: tuple[str, str] | None = None,
+) -> tuple[TaskSpec, PlanningTask]:
+    """A task from a domain and a problem file, with no registry entry, and the task
+    as read (from `texts`, the files' text when the caller has read them already:
+    `cowp plan` gives Fast Downward the same text it checks).
 
     Its name is the problem's, its description `description` or the domain's name in
     words, and its own objects the ones its goal names (every other object of the
@@ -33,10 +40,10 @@ def adhoc_task(domain: str, problem: str, description: str | None = None) -> Tas
     for flag, path in (("--domain", domain_path), ("--problem", problem_path)):
         if not path.is_file():
             raise CowpError(f"{flag} {path}: no such file", hint="give the path of a PDDL file")
-    task = PlanningTask.load(domain_path, problem_path)
+    task = PlanningTask.load(domain_path, problem_path, texts)
     goal_objects = sorted({a for atom in task.goal_atoms for a in atom.args})
     name = _task_name(str(task.problem.name or problem_path.stem))
-    return TaskSpec(
+    spec = TaskSpec(
         name=name,
         description=description or str(task.domain.name).replace("_", " ").replace("-", " "),
         domain_path=domain_path.resolve(),
@@ -44,3 +51,4 @@ def adhoc_task(domain: str, problem: str, description: str | None = None) -> Tas
         task_objects=tuple(goal_objects),
         phrases={},
     )
+    return spec, task

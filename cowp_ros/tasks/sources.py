@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cowp_ros.errors import CowpError
+from cowp_ros.resources import TASKS_ENV
 
-TASKS_ENV = "COWP_TASKS"
 REGISTRY_FILE = "tasks.yaml"
 
 

@@ -18,7 +18,12 @@ import pytest
 from cowp_ros.cli import main
 from cowp_ros.pddl import PddlLoadError, PlanningTask
 from cowp_ros.planning import make_planner
-from cowp_ros.planning.fast_downward import driver_path, is_available
+from cowp_ros.planning.fast_downward import (
+    ANSWERS,
+    FastDownwardPlanner,
+    driver_path,
+    is_available,
+)
 from cowp_ros.planning.replay import replay
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -106,3 +111,50 @@ def test_cowp_plan_plans_an_ipc_problem_from_the_command_line(
     out = capsys.readouterr().out
     assert "plan by fast_downward" in out
     assert "(lift hoist0 crate0" in out
+
+
+COSTS_DECLARED_AS_FLUENTS = (
+    "(define (domain lights) (:requirements :strips :numeric-fluents)\n"
+    " (:predicates (on ?x) (off ?x)) (:functions (total-cost))\n"
+    " (:action switch :parameters (?x) :precondition (off ?x)\n"
+    "  :effect (and (on ?x) (not (off ?x)) (increase (total-cost) 2))))",
+    "(define (problem lights1) (:domain lights) (:objects a b)\n"
+    " (:init (off a) (off b) (= (total-cost) 0)) (:goal (and (on a) (on b)))\n"
+    " (:metric minimize (total-cost)))",
+)
+"""`:numeric-fluents` declared for action costs alone (as IPC's cave-diving does): Fast
+Downward refuses the declaration, the project's reader leaves it out."""
+
+
+def test_a_text_fast_downward_refuses_is_planned_as_the_library_writes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cowp plan --domain D --problem P` gives Fast Downward the files' text first
+    (`FastDownwardPlanner.start_on_text`); where Fast Downward refuses that text, the
+    task is planned again as the `pddl` library writes it back, as before."""
+    planner = make_planner()
+    assert isinstance(planner, FastDownwardPlanner)
+    refused, _ = planner.start_on_text(*COSTS_DECLARED_AS_FLUENTS, 30.0).wait()
+    assert refused.returncode not in ANSWERS, refused.stdout
+    domain, problem = tmp_path / "domain.pddl", tmp_path / "problem.pddl"
+    domain.write_text(COSTS_DECLARED_AS_FLUENTS[0])
+    problem.write_text(COSTS_DECLARED_AS_FLUENTS[1])
+    assert main(["plan", "--domain", str(domain), "--problem", str(problem)]) == 0
+    out = capsys.readouterr().out
+    assert "plan by fast_downward" in out and "(2 steps, cost 4)" in out, out
+
+
+def test_cowp_plan_on_files_gives_the_same_plan_every_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The plan started on the files' text is taken or not by what the text says,
+    never by which side finished first: the record repeats."""
+    domain, problem = first_problem(ROOT / "childsnack")
+    plans = set()
+    for _ in range(3):
+        assert main(["plan", "--domain", str(domain), "--problem", str(problem)]) == 0
+        out = capsys.readouterr().out
+        steps = [line.rsplit("(", 1)[1] for line in out.splitlines() if line.startswith("  ")]
+        assert steps, out
+        plans.add(tuple(steps))
+    assert len(plans) == 1

@@ -166,3 +166,54 @@ def test_a_module_step_runs_in_the_guard_with_its_input_exit_code_and_hash_seed(
     first, second = outcome.stdout.splitlines()
     assert first.split() == [seeded]
     assert second.split() == [seeded, "fed"]
+
+
+REFUSED_FILES = {
+    # one action of 6 parameters over 30 objects, all reachable: the grounding bound
+    "grounding": (
+        "(define (domain boom) (:requirements :strips :typing) (:types thing)"
+        " (:predicates (p ?a - thing) (q ?a - thing ?b - thing) (goal_reached))"
+        " (:action blow :parameters (?a - thing ?b - thing ?c - thing ?d - thing"
+        " ?e - thing ?f - thing) :precondition (and (p ?a) (p ?b) (p ?c) (p ?d) (p ?e) (p ?f))"
+        " :effect (and (q ?a ?b) (q ?c ?d) (q ?e ?f))))",
+        "(define (problem boom1) (:domain boom) (:objects "
+        + " ".join(f"o{i}" for i in range(30))
+        + " - thing) (:init "
+        + " ".join(f"(p o{i})" for i in range(30))
+        + ") (:goal (goal_reached)))",
+        "729,000,000 actions",
+    ),
+    # numeric planning: Fast Downward refuses it too, the parser names the line
+    "numeric": (
+        "(define (domain tank) (:requirements :strips :numeric-fluents)\n"
+        " (:predicates (full)) (:functions (level))\n"
+        " (:action fill :parameters () :precondition (< (level) 10)\n"
+        "  :effect (full)))",
+        "(define (problem tank1) (:domain tank) (:init (= (level) 0)) (:goal (full)))",
+        "line 3: (< ...) is numeric conditions",
+    ),
+}
+
+
+@pytest.mark.skipif(not is_available(), reason="up-fast-downward is not installed")
+@pytest.mark.parametrize("case", sorted(REFUSED_FILES))
+def test_a_refused_file_task_stops_the_planner_started_on_its_text(
+    tmp_path: Path, case: str
+) -> None:
+    """`cowp plan --domain D --problem P` starts Fast Downward on the files before it
+    parses and checks them (`cli/plan.py`); a task the checks refuse is refused as
+    ever, and the planner started on it is stopped, its folder removed."""
+    domain_text, problem_text, said = REFUSED_FILES[case]
+    (tmp_path / "domain.pddl").write_text(domain_text)
+    (tmp_path / "problem.pddl").write_text(problem_text)
+    files = ["--domain", str(tmp_path / "domain.pddl"), "--problem", str(tmp_path / "problem.pddl")]
+    cli, mark, private_tmp = _start(tmp_path, ["-c", RUN_CLI, "plan", *files])
+    try:
+        out, err = cli.communicate(timeout=60)
+        assert cli.returncode != 0, out.decode()
+        assert said in err.decode(), err.decode()
+        assert b"Traceback" not in err
+        _nothing_left(mark, private_tmp)
+    finally:
+        cli.kill()
+        processes.kill_all(mark)
