@@ -25,6 +25,7 @@ from ros_fakes import FakeArmController, FakeHandE, FakeOdomBase, RosHarness
 from cowp_interfaces.action import ExecuteSkill
 from cowp_interfaces.msg import PlanStep
 from cowp_ros.errors import CowpError
+from cowp_ros.ros.executors import NODE_THREADS
 from cowp_ros.ros.nodes.executor import CURRENT_STEP_TOPIC, SkillExecutor
 
 pytestmark = pytest.mark.ros
@@ -60,7 +61,7 @@ class Session:
             SkillExecutor(
                 context=harness.context, namespace=namespace, parameter_overrides=overrides
             ),
-            threads=4,  # its action callback waits on its subscriptions
+            threads=NODE_THREADS,  # as it runs: its action callback waits on its subscriptions
         )
         # The client is made before its node spins (rclpy's ActionClient joins the node
         # before it is whole: a spinning thread that meets it half-made dies).

@@ -17,6 +17,7 @@ from test_executor_node import robot_yaml, start_robot
 from cowp_ros.cli import main
 from cowp_ros.errors import CowpError
 from cowp_ros.ros.clients.skill_client import run_step_on_executor
+from cowp_ros.ros.executors import NODE_THREADS
 from cowp_ros.ros.nodes.executor import SkillExecutor
 from cowp_ros.skills.config import RobotConfig
 from cowp_ros.skills.skill_map import SkillMap
@@ -175,7 +176,7 @@ def test_run_executes_the_skill_on_the_executor_and_prints_its_feedback(
             namespace=namespace,
             parameter_overrides=[Parameter("robot_config", value=str(robot_yaml(tmp_path)))],
         ),
-        threads=4,  # its action callback waits on its subscriptions
+        threads=NODE_THREADS,  # as it runs: its action callback waits on its subscriptions
     )
     try:
         code, out, err = run_cli(
@@ -203,7 +204,7 @@ def test_run_reports_a_failed_grasp_with_exit_code_1(
             namespace=namespace,
             parameter_overrides=[Parameter("robot_config", value=str(robot_yaml(tmp_path)))],
         ),
-        threads=4,  # its action callback waits on its subscriptions
+        threads=NODE_THREADS,  # as it runs: its action callback waits on its subscriptions
     )
     try:
         code, out, _ = run_cli(
