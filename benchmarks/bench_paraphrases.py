@@ -66,6 +66,7 @@ from cowp_ros.llm.evaluation import default_dataset_dir
 from cowp_ros.llm.forwarding import ForwardingModel
 from cowp_ros.llm.language_model import LanguageModel
 from cowp_ros.methods.grounded.method import GROUNDED_NAME
+from cowp_ros.methods.grounded.questions import RESTATE_ASKS
 from cowp_ros.methods.grounded.settings import GroundedSettings, default_config_path
 from cowp_ros.methods.paper.calibration.situations import load_benign_situations
 from cowp_ros.methods.registry import DEFAULT_METHOD, ReasonerContext, get_method
@@ -74,8 +75,6 @@ from cowp_ros.tasks import get_task
 from cowp_ros.tasks.phrases import ActionPhrases
 
 HERE = Path(__file__).resolve().parent
-RESTATE_ASKS = "Say it plainly: what is"
-"""The words of a restating monitor's restatement question (methods/grounded/questions.py)."""
 PARAPHRASES = {split: HERE / "paraphrases" / f"{split}.yaml" for split in ("dev", "test")}
 CANONICAL = "canonical"
 AGAIN = "canonical_again"

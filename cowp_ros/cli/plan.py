@@ -103,13 +103,12 @@ def start_on_files(args: argparse.Namespace, planner: Planner) -> EarlyPlan | No
     if not (args.domain and args.problem):
         return None
     try:
-        texts = tuple(
+        domain_text, problem_text = (
             read_regular_file(Path(name).expanduser(), MAX_PDDL_BYTES, "PDDL file").decode("utf-8")
             for name in (args.domain, args.problem)
         )
     except (OSError, ValueError, CowpError):
         return None
-    domain_text, problem_text = texts
     return EarlyPlan(
         planner,
         (domain_text, problem_text),

@@ -155,9 +155,11 @@ class FastDownwardPlanner:
         stopped) or takes its answer. `cowp plan --domain D --problem P` starts so."""
         costs = "total-cost" in _COMMENT.sub("", domain_text).lower()
         cost_type = "plusone" if costs else "one"
-        return StartedPlan(self._start(domain_text, problem_text, cost_type, timeout_s), cost_type)
+        return self._start(domain_text, problem_text, cost_type, timeout_s)
 
-    def _start(self, domain_text: str, problem_text: str, cost_type: str, timeout_s: float) -> _Run:
+    def _start(
+        self, domain_text: str, problem_text: str, cost_type: str, timeout_s: float
+    ) -> StartedPlan:
         """Write the texts into a fresh folder and start the translator and the search
         on them, under the lifeline, the memory cap and `timeout_s`."""
         started = time.perf_counter()
@@ -179,7 +181,7 @@ class FastDownwardPlanner:
         except BaseException:
             folder.cleanup()
             raise
-        return _Run(folder, running, started, written)
+        return StartedPlan(folder, running, cost_type, started, written)
 
     def _command(self, workdir: Path, cost_type: str) -> list[str]:
         sas = str(workdir / "output.sas")
@@ -217,7 +219,7 @@ class FastDownwardPlanner:
         task written back by the `pddl` library and planned again, in the time left."""
         from cowp_ros.planning.budget import check_grounding
 
-        begun = started.run.started if started is not None else time.perf_counter()
+        begun = started.started if started is not None else time.perf_counter()
         cost_type = "plusone" if task.has_action_costs else "one"
         try:
             check_grounding(task, self.max_ground_actions)
@@ -229,7 +231,7 @@ class FastDownwardPlanner:
             if started.cost_type == cost_type:
                 outcome, plan_text = started.wait()
                 if outcome.timed_out or outcome.returncode in ANSWERS:
-                    return self._answer(task, timeout_s, begun, started.run, outcome, plan_text)
+                    return self._answer(task, timeout_s, begun, started, outcome, plan_text)
             started.stop()
         left = timeout_s - (time.perf_counter() - begun)
         run = self._start(task.domain_text(), task.problem_text(), cost_type, left)
@@ -241,7 +243,7 @@ class FastDownwardPlanner:
         task: PlanningTask,
         timeout_s: float,
         begun: float,
-        run: _Run,
+        run: StartedPlan,
         outcome: ProcessOutcome,
         plan_text: str,
     ) -> PlanResult:
@@ -282,18 +284,23 @@ class FastDownwardPlanner:
 _COMMENT = re.compile(r";[^\n]*")
 
 
-class _Run:
-    """Fast Downward running in a temporary folder of its own."""
+class StartedPlan:
+    """Fast Downward running in a temporary folder of its own, with the cost type it
+    was started with. One started on a task's text before the task was parsed
+    (`start_on_text`) is taken over by `solve(task, started=...)`; `stop()` ends it
+    (safe to call again), as a command does whatever happened in between."""
 
     def __init__(
         self,
         folder: tempfile.TemporaryDirectory[str],
         running: Running,
+        cost_type: str,
         started: float,
         written: float,
     ) -> None:
         self.folder = folder
         self.running = running
+        self.cost_type = cost_type
         self.started = started
         self.written = written
 
@@ -313,22 +320,6 @@ class _Run:
             stop(self.running)
         finally:
             self.folder.cleanup()
-
-
-class StartedPlan:
-    """A plan started on a task's text before the task was parsed (`start_on_text`):
-    `solve(task, started=...)` takes it over; `stop()` ends it (kept safe to call
-    again), as a command does whatever happened in between."""
-
-    def __init__(self, run: _Run, cost_type: str) -> None:
-        self.run = run
-        self.cost_type = cost_type
-
-    def wait(self) -> tuple[ProcessOutcome, str]:
-        return self.run.wait()
-
-    def stop(self) -> None:
-        self.run.stop()
 
 
 def _plan_cost(plan_text: str) -> int | None:

@@ -74,13 +74,16 @@ def task_state_question(object_noun: str, task_description: str) -> str:
     return f"{task_clause(task_description)} Is {object_noun} dirty?"
 
 
+RESTATE_ASKS = "Say it plainly: what is"
+"""The words that ask for a restatement (a stand-in restater finds its question by them)."""
+
+
 def restate_question(object_noun: str, task_description: str, situation: str) -> str:
     """What the situation leaves the object like, said plainly ("The cup is dirty."):
     the same state in other words comes back in the same few words, so the questions
     that follow read one form, not the sentence's own wording."""
     return (
-        f"{task_clause(task_description)} {told(situation)}. "
-        f"Say it plainly: what is {object_noun} like now?"
+        f"{task_clause(task_description)} {told(situation)}. {RESTATE_ASKS} {object_noun} like now?"
     )
 
 
