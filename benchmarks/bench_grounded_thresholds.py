@@ -154,7 +154,8 @@ def items_for(task_name: str, dataset: SituationDataset, annotations) -> list[It
 def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None) -> None:
     """Score each item with the monitor's questions (thresholds play no part here), as
     the model's settings ask them (restated first where they say so)."""
-    restate = GroundedSettings.for_model(model.name).restate
+    settings = GroundedSettings.for_model(model.name)
+    restate = settings.restate
     for item in items:
         spec = get_task(item.task)
         problem, plan = closed_world_plan(item.task)
@@ -169,6 +170,7 @@ def decide(items: Sequence[Item], model: LanguageModel, only: str | None = None)
             examples=examples_for(restate),
             ask_all=True,
             restate=restate,
+            read_both=settings.read_both,
         )
         situation = Situation(item.text)
         usable = [o for o in plan_objects(rest) if any(uses(problem, s, o) for s in rest)]

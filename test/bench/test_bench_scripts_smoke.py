@@ -258,3 +258,27 @@ def test_bench_paraphrases_restating_as_the_canonical_sentence_is_a_labelled_sta
     assert len(about_objects) >= 8
     for item in about_objects:  # every object decision read its group's canonical state
         assert item["restated"].lower() == canonical[item["group"]].rstrip(".").lower()
+
+
+def test_bench_question_views(tmp_path: Path) -> None:
+    out = smoke("bench_question_views.py", tmp_path, "--json", "views.json")
+    assert out.splitlines()[-1].startswith("question views dev, prefix shipped: ")
+    kept = json.loads((tmp_path / "views.json").read_text())
+    assert "bench_question_views.py --smoke" in kept["command"] and kept["commit"]
+    assert {i["kind"] for i in kept["items"]} >= {"canonical", "verb", "scenario"}
+    viewed = [i for i in kept["items"] if i["scores"]]
+    assert viewed and all(
+        set(i["scores"]) == {"use", "dirty", "use_step", "use_restated", "dirty_restated"}
+        for i in viewed
+    )
+    assert len(kept["rows"]) == 5 and "at the configured thresholds" in kept["rows"][0]["way"]
+    again = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_question_views.py"), "--from-json", "views.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert again.stdout.splitlines()[:7] == out.splitlines()[-8:-1]  # the same table, no model

@@ -90,6 +90,7 @@ def grounded_reasoners(model: LanguageModel, context: ReasonerContext) -> Reason
             examples=questions.examples_for(settings.restate),
             reserved=context.reserved,
             restate=settings.restate,
+            read_both=settings.read_both,
             needs=needs,
             stated=stated,
         ),

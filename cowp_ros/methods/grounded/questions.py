@@ -104,31 +104,33 @@ def task_question(task_description: str, situation: str) -> str:
     )
 
 
-def _use(task: str, obj: str, situation: str, answer: str) -> Example:
+def use_example(task: str, obj: str, situation: str, answer: str) -> Example:
+    """An example of the use question: the situation and the answer that fits it."""
     return Example(use_question(obj, task, situation), answer)
 
 
-def _state(task: str, obj: str, situation: str, answer: str) -> Example:
+def state_example(task: str, obj: str, situation: str, answer: str) -> Example:
+    """An example of the dirt question: the situation and the answer that fits it."""
     return Example(state_question(obj, task, situation), answer)
 
 
 USE_EXAMPLES: tuple[Example, ...] = (
-    _use("storing the socks", "the drawer", "the drawer is locked", "No"),
-    _use("storing the socks", "the drawer", "the drawer is blue", "Yes"),
-    _use("boiling water for tea", "the kettle", "the kettle is leaking", "No"),
-    _use("boiling water for tea", "the kettle", "the kettle is made of steel", "Yes"),
-    _use("drying the dishes", "the towel", "a cat is sleeping on the sofa", "Yes"),
-    _use("drying the dishes", "the towel", "the towel is soaking wet", "No"),
+    use_example("storing the socks", "the drawer", "the drawer is locked", "No"),
+    use_example("storing the socks", "the drawer", "the drawer is blue", "Yes"),
+    use_example("boiling water for tea", "the kettle", "the kettle is leaking", "No"),
+    use_example("boiling water for tea", "the kettle", "the kettle is made of steel", "Yes"),
+    use_example("drying the dishes", "the towel", "a cat is sleeping on the sofa", "Yes"),
+    use_example("drying the dishes", "the towel", "the towel is soaking wet", "No"),
 )
 """Use: the same object and task, once with a situation that spoils it, once not."""
 
 STATE_EXAMPLES: tuple[Example, ...] = (
-    _state("serving the soup", "the bowl", "the bowl has mould in it", "Yes"),
-    _state("serving the soup", "the bowl", "the bowl has soup in it", "No"),
-    _state("drying the dishes", "the towel", "the towel has mud on it", "Yes"),
-    _state("drying the dishes", "the towel", "the towel has a stripe on it", "No"),
-    _state("storing the jam", "the jar", "the jar is cracked", "No"),
-    _state("stirring the tea", "the spoon", "the spoon is sticky with old jam", "Yes"),
+    state_example("serving the soup", "the bowl", "the bowl has mould in it", "Yes"),
+    state_example("serving the soup", "the bowl", "the bowl has soup in it", "No"),
+    state_example("drying the dishes", "the towel", "the towel has mud on it", "Yes"),
+    state_example("drying the dishes", "the towel", "the towel has a stripe on it", "No"),
+    state_example("storing the jam", "the jar", "the jar is cracked", "No"),
+    state_example("stirring the tea", "the spoon", "the spoon is sticky with old jam", "Yes"),
 )
 """State: contrastive pairs of the same form ("has ... in it", "has ... on it"), once
 dirt and once not, and a defect that is not dirt: what is in or on an object is not

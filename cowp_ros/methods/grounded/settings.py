@@ -22,7 +22,7 @@ from cowp_ros.resources import share_path
 CONFIG_ENV = "COWP_GROUNDED_CONFIG"
 DEFAULT_ENTRY = "default"
 
-SWITCHES = frozenset({"restate"})
+SWITCHES = frozenset({"restate", "read_both"})
 """The settings that are true or false rather than numbers."""
 
 
@@ -38,6 +38,7 @@ class GroundedSettings:
     max_candidates: int = 3
     min_similarity: float = 0.0
     restate: bool = False
+    read_both: bool = False
     model: str = DEFAULT_ENTRY
 
     @classmethod
@@ -84,6 +85,11 @@ class GroundedSettings:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise CowpError(f"{source}, model {name!r}: {key} must be a number")
             values[key] = int(value) if key == "max_candidates" else float(value)
+        if values.get("read_both") and not values.get("restate"):
+            raise CowpError(
+                f"{source}, model {name!r}: read_both reads the situation's restatement too",
+                hint="set restate: true beside it, or leave read_both out",
+            )
         return cls(model=name, **values)
 
 

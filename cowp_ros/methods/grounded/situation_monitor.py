@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -268,7 +269,9 @@ class GroundedMonitor:
     fixed form ("The cup is dirty."), and the object's questions read both the sentence
     and that restatement: the same state said in other words then reaches the questions
     in the same few words (`examples` must then hold the restatement's examples too:
-    `questions.examples_for`).
+    `questions.examples_for`). `read_both` (with `restate`) asks the object's questions
+    of the sentence alone and of the sentence with its restatement, and decides on the
+    mean of the two scores (`_ask_readings`).
     """
 
     model: LanguageModel
@@ -278,6 +281,7 @@ class GroundedMonitor:
     reserved: frozenset[str] = frozenset()
     ask_all: bool = False
     restate: bool = False
+    read_both: bool = False
     decisions: list[Decision] = field(default_factory=list)
     needs: RoleNeeds = field(default_factory=dict)
     stated: RoleStates = field(default_factory=dict)
@@ -388,9 +392,10 @@ class GroundedMonitor:
         said, plain, restating = text, "", 0.0
         if self.restate:
             said, plain, restating = self._restated(object_noun, text)
-        use = self._ask(
+        readings = (text, said) if self.read_both and said != text else (said,)
+        use = self._ask_readings(
             USE,
-            use_question(object_noun, self.task_description, said),
+            [use_question(object_noun, self.task_description, r) for r in readings],
             self.thresholds.use,
             (f"{object_noun} can no longer be used", f"{object_noun} can still be used"),
         )
@@ -403,9 +408,9 @@ class GroundedMonitor:
             # Dirt cannot block this role (the task does not need it clean, or calls it
             # dirty): whether the situation makes it dirty decides nothing.
             return Decision(text, grounding, False, USE, (use,), restated=plain)
-        state = self._ask(
+        state = self._ask_readings(
             STATE,
-            state_question(object_noun, self.task_description, said),
+            [state_question(object_noun, self.task_description, r) for r in readings],
             self.thresholds.dirty,
             (f"{object_noun} is dirty", f"{object_noun} is not dirty"),
         )
@@ -433,12 +438,10 @@ class GroundedMonitor:
             max_tokens=RESTATEMENT_TOKENS,
         )
         seconds = time.monotonic() - started
-        lines = reply.strip().splitlines()
-        plain = lines[0].strip() if lines else ""
-        head = object_noun.split()[-1].lower()
-        if not plain or head not in plain.lower() or len(plain.split()) > RESTATEMENT_WORDS:
+        plain = restatement_of(reply, object_noun)
+        if not plain:
             return text, "", seconds
-        return restated(text, plain), plain.rstrip("."), seconds
+        return restated(text, plain), plain, seconds
 
     def _known_needs(self, object_noun: str) -> tuple[Asked, ...] | None:
         return self.needs.get((self.task_description, object_noun))
@@ -491,6 +494,27 @@ class GroundedMonitor:
             (f"{task} needs {object_noun} clean", f"{task} does not need {object_noun} clean"),
         )
 
+    def _ask_readings(
+        self, kind: str, asked: Sequence[str], threshold: float, says: tuple[str, str]
+    ) -> Asked:
+        """One question asked of each reading of the situation (the sentence, and the
+        sentence with its restatement, `read_both`), decided on the mean of their
+        scores: a wording one reading misses, the other often catches, and the mean
+        moves less with the wording than either. One reading is one question."""
+        answers = [self._ask(kind, question, threshold, says) for question in asked]
+        if len(answers) == 1:
+            return answers[0]
+        scores = [a.score for a in answers]
+        seconds = sum(a.seconds for a in answers)
+        last = answers[-1]
+        if any(score is None for score in scores):
+            return dataclasses.replace(last, seconds=seconds)
+        mean = sum(score for score in scores if score is not None) / len(scores)
+        yes = mean if kind in YES_BLOCKS else -mean
+        p_yes = 1.0 / (1.0 + math.exp(-yes))
+        answer = YesNo(p_yes >= 0.5, p_yes, last.answer.text, last.answer.cached)
+        return Asked(kind, " | ".join(asked), answer, mean, threshold, seconds, says)
+
     def _ask(self, kind: str, question: str, threshold: float, says: tuple[str, str]) -> Asked:
         """One question after the shared examples; its score is the log-odds of the
         answer that blocks (`YES_BLOCKS`)."""
@@ -512,6 +536,17 @@ class GroundedMonitor:
         if grounding.subject is None:
             return steps[0]
         return next((s for s in steps if uses(task, s, grounding.subject)), None)
+
+
+def restatement_of(reply: str, object_noun: str) -> str:
+    """The restatement in a model's reply ("The cup is dirty"), or "" where the reply is
+    not one: a refusal, a story longer than `RESTATEMENT_WORDS`, or another object."""
+    lines = reply.strip().splitlines()
+    plain = lines[0].strip() if lines else ""
+    head = object_noun.split()[-1].lower()
+    if not plain or head not in plain.lower() or len(plain.split()) > RESTATEMENT_WORDS:
+        return ""
+    return plain.rstrip(".")
 
 
 def _needed_clean(needs: Sequence[Asked]) -> bool:

@@ -634,6 +634,59 @@ def test_after_the_plan_a_restating_monitor_reads_its_own_prefix_again(fill) -> 
         assert set(model.prefixes) == {examples}
 
 
+def reading_both_monitor(model: ScriptedModel) -> GroundedMonitor:
+    return GroundedMonitor(
+        model,
+        "filling a cup with water",
+        Thresholds(use=0.0, world=2.0, dirty=1.0, need=0.0),
+        examples=examples_for(True),
+        restate=True,
+        read_both=True,
+    )
+
+
+def test_reading_both_decides_on_the_mean_of_the_sentence_and_its_restatement(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(
+        completions=[(r"Say it plainly", "The cup is full.")],
+        yes_no=[
+            # the sentence alone: usable (log-odds of "no" -1.39); with its restatement:
+            # not (+2.20); the mean (+0.41) is over the use threshold
+            (r"spoons\. Can the robot still use the cup", 0.8),
+            (r"spoons: the cup is full\. Can the robot still use the cup", 0.1),
+        ],
+    )
+    monitor = reading_both_monitor(model)
+    situation = Situation("the cup holds two spoons")
+    check = monitor.check(FILL_PLAN, situation, task, used(FILL_PLAN))
+    assert check.blocked == FILL_PLAN[2]
+    decision = monitor.decisions[-1]
+    assert decision.restated == "The cup is full"
+    assert decision.score == pytest.approx((np.log(0.2 / 0.8) + np.log(0.9 / 0.1)) / 2)
+    assert decision.answer is not None and decision.answer.p_yes == pytest.approx(0.4, abs=1e-9)
+    assert [kind for kind, _, _ in model.log] == ["complete", "yes_no", "yes_no"]
+
+
+def test_reading_both_asks_once_where_the_restatement_is_dropped(fill) -> None:
+    _, task = fill
+    model = ScriptedModel(completions=[(r"Say it plainly", "I cannot tell.")], yes_no=[])
+    monitor = reading_both_monitor(model)
+    monitor.check(FILL_PLAN, Situation("the cup is blue"), task, used(FILL_PLAN))
+    asked = monitor.decisions[-1].asked
+    assert [a.question.count("Can the robot still use") for a in asked[:1]] == [1]
+    assert " | " not in asked[0].question
+
+
+def test_reading_both_without_restating_is_refused_with_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "grounded.yaml"
+    path.write_text("models:\n  m: {read_both: true}\n  default: {}\n")
+    with pytest.raises(CowpError, match="read_both reads the situation's restatement") as err:
+        GroundedSettings.for_model("m", path)
+    assert "restate: true" in str(err.value.hint)
+    path.write_text("models:\n  m: {restate: true, read_both: true}\n  default: {}\n")
+    assert GroundedSettings.for_model("m", path).read_both is True
+
+
 def test_restate_is_a_switch_in_the_settings(tmp_path: Path) -> None:
     path = tmp_path / "grounded.yaml"
     path.write_text("models:\n  m: {restate: true}\n  default: {}\n")
