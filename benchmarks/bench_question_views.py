@@ -64,13 +64,13 @@ from cowp_ros.methods.grounded.grounding import ground
 from cowp_ros.methods.grounded.questions import state_example, use_example
 from cowp_ros.methods.grounded.settings import GroundedSettings
 from cowp_ros.methods.grounded.situation_monitor import (
-    NEED,
+    STATE,
+    USE,
     GroundedMonitor,
     Thresholds,
-    restatement_of,
+    needed_clean,
     uses,
 )
-from cowp_ros.methods.paper.calibration.scoring import logit
 from cowp_ros.methods.paper.calibration.situations import load_benign_situations
 from cowp_ros.pddl import PlanningTask
 from cowp_ros.pddl.edits import base_action_name
@@ -211,12 +211,12 @@ class Asker:
             self._monitors[task_name] = monitor
         return self._monitors[task_name]
 
-    def score(self, question: str, yes_blocks: bool) -> float:
-        answer = self.model.ask_yes_no(question, examples=self.prefix)
-        if answer.p_yes is None:
+    def score(self, monitor: GroundedMonitor, kind: str, question: str) -> float:
+        """The question's score as the monitor asks it (log-odds of the blocking answer)."""
+        asked = monitor.ask(kind, question, 0.0, ("", ""))
+        if asked.score is None:
             raise CowpError("the model gave no probability of its answer; views need one")
-        yes = logit(answer.p_yes)
-        return yes if yes_blocks else -yes
+        return round(asked.score, 3)
 
     def view(self, item: Viewed) -> None:
         """Every view's score of the item, where it is about an object a step uses."""
@@ -231,29 +231,22 @@ class Asker:
         item.subject = grounding.subject
         monitor = self.monitor(item.task)
         what, task = noun(grounding.kind), spec.description
-        reply = self.model.complete(
-            questions.restate_question(what, task, item.text),
-            examples=self.prefix,
-            max_tokens=16,
-        )
-        item.restated = restatement_of(reply, what)
-        said = questions.restated(item.text, item.restated) if item.restated else item.text
+        said, item.restated, _ = monitor.restate_situation(what, item.text)
         step = ActionPhrases(spec.phrases).describe(
             fullest_step(rest, problem, grounding.subject), problem
         )
         clause = f"{questions.task_clause(task)} {questions.told(item.text)}."
         item.scores = {
-            "use": self.score(questions.use_question(what, task, item.text), False),
-            "dirty": self.score(questions.state_question(what, task, item.text), True),
-            "use_step": self.score(f"{clause} Can the robot still {step}?", False),
-            "use_restated": self.score(questions.use_question(what, task, said), False),
-            "dirty_restated": self.score(questions.state_question(what, task, said), True),
+            "use": self.score(monitor, USE, questions.use_question(what, task, item.text)),
+            "dirty": self.score(monitor, STATE, questions.state_question(what, task, item.text)),
+            "use_step": self.score(monitor, USE, f"{clause} Can the robot still {step}?"),
+            "use_restated": self.score(monitor, USE, questions.use_question(what, task, said)),
+            "dirty_restated": self.score(
+                monitor, STATE, questions.state_question(what, task, said)
+            ),
         }
-        item.scores = {k: round(v, 3) for k, v in item.scores.items()}
-        needs = monitor.needs.get((task, what), ())
-        item.needed_clean = (
-            bool(needs) and all(a.reached for a in needs) and any(a.kind == NEED for a in needs)
-        )
+        needs = monitor.needs.get((task, what))
+        item.needed_clean = needs is not None and needed_clean(needs)
 
 
 def scenario_items() -> list[Viewed]:

@@ -371,7 +371,7 @@ class GroundedMonitor:
             assert grounding.kind is not None
             decision = self._object_decision(situation, grounding, noun(grounding.kind))
         else:
-            world = self._ask(
+            world = self.ask(
                 WORLD,
                 task_question(self.task_description, situation.text),
                 self.thresholds.world,
@@ -391,7 +391,7 @@ class GroundedMonitor:
         text = situation.text
         said, plain, restating = text, "", 0.0
         if self.restate:
-            said, plain, restating = self._restated(object_noun, text)
+            said, plain, restating = self.restate_situation(object_noun, text)
         readings = (text, said) if self.read_both and said != text else (said,)
         use = self._ask_readings(
             USE,
@@ -404,7 +404,7 @@ class GroundedMonitor:
         if use.reached:
             return Decision(text, grounding, True, USE, (use,), use, plain)
         needs = self._known_needs(object_noun)
-        if needs is not None and not _needed_clean(needs):
+        if needs is not None and not needed_clean(needs):
             # Dirt cannot block this role (the task does not need it clean, or calls it
             # dirty): whether the situation makes it dirty decides nothing.
             return Decision(text, grounding, False, USE, (use,), restated=plain)
@@ -421,16 +421,17 @@ class GroundedMonitor:
             needs = self._clean_need(object_noun)
             self._keep_needs(object_noun, needs)
             asked += needs
-        needed = _needed_clean(needs)
+        needed = needed_clean(needs)
         because = next((a for a in needs if a.kind == NEED), None) if needed else None
         return Decision(text, grounding, because is not None, USE, asked, because, plain)
 
-    def _restated(self, object_noun: str, text: str) -> tuple[str, str, float]:
+    def restate_situation(self, object_noun: str, text: str) -> tuple[str, str, float]:
         """(the situation as the questions read it, the restatement, its seconds).
 
         The restatement counts only where it speaks of the object in a short sentence
         of its own; anything else (a refusal, a story, another object) is dropped and
-        the questions read the situation alone."""
+        the questions read the situation alone. Public, as `ask` is: the question-views
+        bench asks its other wordings through the monitor's own restating and scoring."""
         started = time.monotonic()
         reply = self.model.complete(
             restate_question(object_noun, self.task_description, text),
@@ -438,10 +439,12 @@ class GroundedMonitor:
             max_tokens=RESTATEMENT_TOKENS,
         )
         seconds = time.monotonic() - started
-        plain = restatement_of(reply, object_noun)
-        if not plain:
+        lines = reply.strip().splitlines()
+        plain = lines[0].strip() if lines else ""
+        head = object_noun.split()[-1].lower()
+        if not plain or head not in plain.lower() or len(plain.split()) > RESTATEMENT_WORDS:
             return text, "", seconds
-        return restated(text, plain), plain, seconds
+        return restated(text, plain), plain.rstrip("."), seconds
 
     def _known_needs(self, object_noun: str) -> tuple[Asked, ...] | None:
         return self.needs.get((self.task_description, object_noun))
@@ -476,7 +479,7 @@ class GroundedMonitor:
             return known
         while len(self.stated) >= MAX_KEPT_ROLES:
             del self.stated[next(iter(self.stated))]
-        asked = self.stated[(self.task_description, object_noun)] = self._ask(
+        asked = self.stated[(self.task_description, object_noun)] = self.ask(
             TASK_STATE,
             task_state_question(object_noun, self.task_description),
             0.0,  # the model's own word: "yes" (the task calls it dirty) is the harmless one
@@ -487,7 +490,7 @@ class GroundedMonitor:
     def _need(self, object_noun: str) -> Asked:
         """Does the task need the object clean?"""
         task = self.task_description
-        return self._ask(
+        return self.ask(
             NEED,
             need_question(object_noun, task),
             self.thresholds.need,
@@ -501,7 +504,7 @@ class GroundedMonitor:
         sentence with its restatement, `read_both`), decided on the mean of their
         scores: a wording one reading misses, the other often catches, and the mean
         moves less with the wording than either. One reading is one question."""
-        answers = [self._ask(kind, question, threshold, says) for question in asked]
+        answers = [self.ask(kind, question, threshold, says) for question in asked]
         if len(answers) == 1:
             return answers[0]
         scores = [a.score for a in answers]
@@ -515,7 +518,7 @@ class GroundedMonitor:
         answer = YesNo(p_yes >= 0.5, p_yes, last.answer.text, last.answer.cached)
         return Asked(kind, " | ".join(asked), answer, mean, threshold, seconds, says)
 
-    def _ask(self, kind: str, question: str, threshold: float, says: tuple[str, str]) -> Asked:
+    def ask(self, kind: str, question: str, threshold: float, says: tuple[str, str]) -> Asked:
         """One question after the shared examples; its score is the log-odds of the
         answer that blocks (`YES_BLOCKS`)."""
         started = time.monotonic()
@@ -538,18 +541,7 @@ class GroundedMonitor:
         return next((s for s in steps if uses(task, s, grounding.subject)), None)
 
 
-def restatement_of(reply: str, object_noun: str) -> str:
-    """The restatement in a model's reply ("The cup is dirty"), or "" where the reply is
-    not one: a refusal, a story longer than `RESTATEMENT_WORDS`, or another object."""
-    lines = reply.strip().splitlines()
-    plain = lines[0].strip() if lines else ""
-    head = object_noun.split()[-1].lower()
-    if not plain or head not in plain.lower() or len(plain.split()) > RESTATEMENT_WORDS:
-        return ""
-    return plain.rstrip(".")
-
-
-def _needed_clean(needs: Sequence[Asked]) -> bool:
+def needed_clean(needs: Sequence[Asked]) -> bool:
     """A role's need questions say the task needs it clean: every one points that way
     (the task's words do not call it dirty, and the need is reached)."""
     return all(a.reached for a in needs)
