@@ -401,17 +401,18 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def load_items(path: Path) -> tuple[list[Viewed], dict[str, Any]]:
-    """A kept run's items and what it was run with (`--from-json`)."""
+def load_items(path: Path) -> tuple[list[Viewed], str, str, str]:
+    """A kept run's items and what it was run with: (items, model, split, prefix)."""
     try:
         kept = json.loads(path.read_text())
         items = [Viewed(**raw) for raw in kept["items"]]
+        model, split, prefix = kept["model"], kept["split"], kept["prefix"]
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise CowpError(
-            f"{path} is not a file bench_question_views.py --json wrote ({err})",
+            f"{path} is not a file bench_question_views.py --json wrote ({err!r})",
             hint="run the script with --json first",
         ) from err
-    return items, kept
+    return items, str(model), str(split), str(prefix)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -441,9 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = shlex.join([sys.executable, *sys.argv])
     try:
         if args.from_json:
-            items, kept = load_items(args.from_json)
-            settings = GroundedSettings.for_model(kept.get("model", ""))
-            model_name, split, prefix = kept.get("model", ""), kept.get("split"), kept["prefix"]
+            items, model_name, split, prefix = load_items(args.from_json)
+            settings = GroundedSettings.for_model(model_name)
         else:
             items, model_name, settings = run(args)
             split, prefix = args.split, args.prefix

@@ -3,7 +3,9 @@ flips they leave, and the prefixes it asks after."""
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 from bench_fixtures import REPO
 
@@ -18,6 +20,7 @@ from bench_question_views import (
     decisions,
     figures,
     forms_prefix,
+    main,
 )
 
 AS_ASKED, STEP_TOO = WAYS[0], WAYS[1]
@@ -96,3 +99,13 @@ def test_the_forms_prefix_keeps_every_example_of_the_method_and_adds_each_form_b
     # uses before states, as in the method's prefix: every use example comes first
     kinds = ["use" if e.question.endswith("for the task?") else "other" for e in prefix]
     assert kinds[: kinds.count("use")] == ["use"] * kinds.count("use")
+
+
+def test_a_file_the_bench_did_not_write_is_refused_by_name(tmp_path: Path, capsys) -> None:
+    for text in ("not json", json.dumps({"items": 3}), json.dumps({"items": []})):
+        kept = tmp_path / "views.json"
+        kept.write_text(text)
+        assert main(["--from-json", str(kept)]) == 2
+        err = capsys.readouterr().err
+        assert f"{kept} is not a file bench_question_views.py --json wrote" in err
+        assert "run the script with --json first" in err
